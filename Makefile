@@ -1,0 +1,35 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+SHELL := /bin/bash
+NODE_MODULES_STAMP := node_modules/.install-stamp
+
+.PHONY: run test build bench spec-coverage lint services clean
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+build: $(NODE_MODULES_STAMP)
+	rm -rf dist
+	npx tsc -p tsconfig.json
+
+run: build
+	node dist/core/main.js
+
+# PostgreSQL and Redis are needed by the database and scale-out tests.
+services:
+	@bash test/tools/services.sh
+
+test: build services
+	npx mocha
+
+bench: build
+	node dist/test/bench/run.js
+
+spec-coverage: build
+	@node dist/test/tools/spec-coverage.js
+
+lint: $(NODE_MODULES_STAMP)
+	npx tsc -p tsconfig.json --noEmit
+
+clean:
+	rm -rf dist node_modules

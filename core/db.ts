@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import type { Config } from './config';
+
+export type Db = Knex;
+
+export interface Migration {
+  /** Unique within its owner; the stored name is `<owner>/<name>`, so keep a sortable prefix. */
+  name: string;
+  up(db: Knex): Promise<void>;
+  down?(db: Knex): Promise<void>;
+}
+
+export function isPostgres(db: Knex): boolean {
+  return db.client.config.client === 'pg';
+}
+
+export async function openDatabase(config: Config): Promise<Knex> {
+  if (config.database.url) {
+    const schema = config.database.schema;
+    const db = knexFactory({
+      client: 'pg',
+      connection: config.database.url,
+      searchPath: schema ? [schema] : undefined,
+      pool: { min: 0, max: 10 },
+    });
+    if (schema) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+    return db;
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const file = path.resolve(config.dataDir, config.database.sqliteFile);
+  const db = knexFactory({
+    client: 'sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    // One connection: SQLite serialises writers anyway, and one connection keeps
+    // transactions from waiting on each other's locks.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) => {
+        conn.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;', (err) => done(err, conn));
+      },
+    },
+  });
+  return db;
+}
+
+/** Runs every owner's migrations in the order given (core first, then plugins in boot order). */
+export async function migrate(db: Knex, owners: Array<{ owner: string; migrations: Migration[] }>): Promise<void> {
+  const list = owners.flatMap(({ owner, migrations }) =>
+    migrations.map((m) => ({ ...m, name: `${owner}/${m.name}` })),
+  );
+  const source: Knex.MigrationSource<(typeof list)[number]> = {
+    getMigrations: async () => list,
+    getMigrationName: (m) => m.name,
+    getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => undefined) }),
+  };
+  await db.migrate.latest({ migrationSource: source, tableName: 'schema_migrations', disableMigrationsListValidation: true });
+}
+
+/** Timestamp column helper: ISO text on both databases keeps comparisons portable. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,196 @@
+import http from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { WebSocketServer } from 'ws';
+import { AuthService, loadSecret } from './auth/service';
+import { bootstrapAdmin, coreMigrations } from './auth/store';
+import type { Config } from './config';
+import { migrate, openDatabase } from './db';
+import { EventBus } from './events';
+import { HealthRegistry, timed } from './health';
+import { buildApp } from './http/app';
+import { Pipeline } from './http/pipeline';
+import { attachSockets } from './http/sockets';
+import { Lifecycle } from './lifecycle';
+import { BootError, checkPlugins, discoverPlugins } from './loader';
+import { createLogger, type Logger } from './logger';
+import { metaPlugin } from './meta';
+import type { PluginDef } from './plugin';
+import { openRedis } from './redis';
+import type { ServiceName, Services } from './services';
+
+export interface HostOptions {
+  config: Config;
+  /** Plugins to load instead of discovering them (tests). */
+  plugins?: PluginDef[];
+  logger?: Logger;
+}
+
+export interface StartResult {
+  port: number;
+  /** Set on the very first start only: the admin account that was created. */
+  admin: { email: string; password: string } | null;
+}
+
+/** Every core service a plugin may name; each area of core that adds a service lists it here. */
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis'];
+
+const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
+
+function withTimeout<T>(p: Promise<T> | T, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    Promise.resolve(p),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BootError(`${what} did not finish within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** The host process: plugins, HTTP server, sockets, storage and core services. */
+export class Host {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly lifecycle = new Lifecycle();
+  services!: Services;
+  plugins: PluginDef[] = [];
+  private server?: http.Server;
+  private wss?: WebSocketServer;
+  private stopping?: Promise<void>;
+  /** Functions core areas run at stop, after plugins stop and before the database closes. */
+  private readonly closers: Array<() => Promise<void> | void> = [];
+
+  constructor(private readonly options: HostOptions) {
+    this.config = options.config;
+    this.log = options.logger ?? createLogger(this.config.log.level);
+  }
+
+  get port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  async start(): Promise<StartResult> {
+    this.lifecycle.state = 'starting';
+    const found = this.options.plugins ?? discoverPlugins(this.config.plugins.dir ?? DEFAULT_PLUGIN_DIR);
+    const enabled = found.filter((p) => !this.config.plugins.disabled.includes(p.id));
+    const meta = metaPlugin(() => this.plugins);
+    // Definitions are checked before anything is opened, so a bad plugin costs nothing.
+    this.plugins = checkPlugins([meta, ...enabled], SERVICE_NAMES);
+
+    const db = await openDatabase(this.config);
+    this.closers.push(() => db.destroy());
+    await migrate(db, [
+      { owner: 'core', migrations: coreMigrations },
+      ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
+    ]);
+    const redis = openRedis(this.config);
+    if (redis) {
+      // Connection faults show in health and in the callers' errors; log them once each.
+      let lastError = '';
+      redis.on('error', (err: Error) => {
+        if (err.message !== lastError) this.log.warn({ err: err.message }, 'redis connection error');
+        lastError = err.message;
+      });
+      redis.on('ready', () => (lastError = ''));
+      this.closers.unshift(() => void redis.quit().catch(() => redis.disconnect()));
+    }
+    const health = new HealthRegistry();
+    this.services = {
+      config: this.config,
+      db,
+      log: this.log,
+      events: new EventBus(),
+      auth: new AuthService(this.config, db, loadSecret(this.config)),
+      health,
+      pipeline: new Pipeline(),
+      lifecycle: this.lifecycle,
+      redis,
+    };
+    this.registerCoreHealth();
+    const admin = await bootstrapAdmin(db, this.config);
+
+    for (const p of this.plugins) {
+      if (!p.start) continue;
+      await withTimeout(Promise.resolve().then(() => p.start!(this.services)), this.config.server.pluginStartTimeoutMs, `plugin "${p.id}": start`).catch(
+        (err: Error) => {
+          throw err instanceof BootError ? err : new BootError(`plugin "${p.id}": start failed: ${err.message}`);
+        },
+      );
+      this.lifecycle.startedPlugins.push(p.id);
+    }
+
+    const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes));
+    this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, app);
+    this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets ?? []), this.services);
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.config.server.port, this.config.server.host, () => resolve());
+    });
+    this.lifecycle.state = 'running';
+    this.log.info({ port: this.port, plugins: this.plugins.map((p) => p.id) }, 'host started');
+    return { port: this.port, admin };
+  }
+
+  private registerCoreHealth(): void {
+    const { db, redis, health } = this.services;
+    health.register('database', async () => {
+      const { ms } = await timed(() => db.raw('select 1'));
+      return { status: 'healthy', detail: { client: db.client.config.client, latency_ms: ms } };
+    });
+    health.register('redis', async () => {
+      if (!redis) return { status: 'disabled', detail: { reason: 'REDIS_URL is not set' } };
+      try {
+        const { ms } = await timed(() => redis.ping());
+        return { status: 'healthy', detail: { latency_ms: ms } };
+      } catch (err) {
+        return { status: 'unhealthy', detail: { error: (err as Error).message } };
+      }
+    });
+    health.register('kernels', async () => ({ status: 'unknown', detail: { reason: 'no kernel mesh is running' } }));
+  }
+
+  /** Adds a function to run at stop (core areas close their resources with it). */
+  onStop(fn: () => Promise<void> | void): void {
+    this.closers.unshift(fn);
+  }
+
+  /**
+   * Stops accepting connections, lets in-flight requests finish (bounded by
+   * shutdownGraceMs), stops plugins in reverse order and closes the database.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    this.lifecycle.state = 'stopping';
+    const server = this.server;
+    if (server) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      for (const client of this.wss?.clients ?? []) client.close(1001, 'server shutting down');
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, this.config.server.shutdownGraceMs).unref());
+      await Promise.race([closed, grace]);
+      server.closeAllConnections();
+      for (const client of this.wss?.clients ?? []) client.terminate();
+    }
+    for (const p of [...this.plugins].reverse()) {
+      if (!p.stop || !this.lifecycle.startedPlugins.includes(p.id)) continue;
+      try {
+        await withTimeout(p.stop(this.services), this.config.server.pluginStartTimeoutMs, `plugin "${p.id}": stop`);
+      } catch (err) {
+        this.log.error({ err, plugin: p.id }, 'plugin stop failed');
+      }
+    }
+    for (const close of this.closers) {
+      try {
+        await close();
+      } catch (err) {
+        this.log.error({ err }, 'closing a core service failed');
+      }
+    }
+    this.lifecycle.state = 'stopped';
+    this.log.info('host stopped');
+  }
+}

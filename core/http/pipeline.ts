@@ -1,0 +1,112 @@
+import type { NextFunction, Request, Response } from 'express';
+import { Forbidden, HttpError, Unauthorized, Unprocessable, type ValidationIssue } from '../errors';
+import type { RouteDef } from '../plugin';
+import { roleAtLeast, type Caller } from '../roles';
+import type { Services } from '../services';
+import { parsePart } from './validation';
+
+/** Runs after authentication and before validation (rate limits live here). */
+export type BeforeHook = (req: Request, res: Response, route: RouteDef, caller: Caller | null) => Promise<void> | void;
+
+/** Hooks that other areas of core add to every route. */
+export class Pipeline {
+  readonly before: BeforeHook[] = [];
+  /** Called once per finished request (metrics). */
+  readonly observers: Array<(record: RequestRecord) => void> = [];
+}
+
+/** Express `:name` form of a `{name}` path. */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}
+
+async function resolveCaller(route: RouteDef, req: Request, services: Services): Promise<Caller | null> {
+  if (route.access === 'public') {
+    // Credentials are optional here; bad ones are ignored rather than refused.
+    if (!req.headers.authorization) return null;
+    return services.auth.authenticate(req).catch(() => null);
+  }
+  const caller = await services.auth.authenticate(req);
+  if (!caller) throw new Unauthorized();
+  if (route.access !== 'authenticated' && !roleAtLeast(caller.role, route.access)) {
+    throw new Forbidden(`This action needs the ${route.access} role or higher`);
+  }
+  return caller;
+}
+
+/** The express handler for one declared route. */
+export function routeHandler(route: RouteDef, services: Services, pipeline: Pipeline) {
+  const validateResponses = services.config.server.validateResponses;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const caller = await resolveCaller(route, req, services);
+      for (const hook of pipeline.before) await hook(req, res, route, caller);
+      const issues: ValidationIssue[] = [];
+      const params = parsePart(route.params, req.params, 'path', issues);
+      const query = parsePart(route.query, { ...(req.query as object) }, 'query', issues);
+      const body = parsePart(route.body, req.body === undefined ? {} : req.body, 'body', issues);
+      if (issues.length) throw new Unprocessable(issues);
+      const result = await route.handler({
+        params: params as never,
+        query: query as never,
+        body: body as never,
+        caller,
+        services,
+        req,
+        res,
+      });
+      if (res.headersSent) return;
+      if (validateResponses && route.response) {
+        const check = route.response.safeParse(result);
+        if (!check.success) {
+          throw new Error(`response of ${route.method.toUpperCase()} ${route.fullPath} does not match its schema: ${check.error.message}`);
+        }
+      }
+      res.status(route.status ?? 200).json(result ?? null);
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** Turns any error into a `{detail}` response; never a stack trace. */
+export function errorHandler(services: Services) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
+    let status = 500;
+    let detail: unknown = 'Internal Server Error';
+    let headers: Record<string, string> = {};
+    if (err instanceof HttpError) {
+      status = err.status;
+      detail = err.detail;
+      headers = err.headers;
+    } else if (e?.type === 'entity.parse.failed') {
+      status = 400;
+      detail = 'Malformed JSON in request body';
+    } else if (e?.type === 'entity.too.large') {
+      status = 413;
+      detail = `Request body exceeds the limit of ${services.config.server.bodyLimit} bytes`;
+    } else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+      status = 415;
+      detail = e.message ?? 'Unsupported content encoding';
+    } else if (typeof (e?.status ?? e?.statusCode) === 'number' && (e.status ?? e.statusCode)! < 500) {
+      status = (e.status ?? e.statusCode)!;
+      detail = e.message ?? 'Bad request';
+    }
+    if (status >= 500) services.log.error({ err, reqId: res.getHeader('X-Request-Id') }, 'request failed');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.status(status).json({ detail });
+  };
+}
+
+export interface RequestRecord {
+  method: string;
+  /** The declared path template, or null when no route matched. */
+  route: string | null;
+  status: number;
+  durationMs: number;
+}

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PluginDef } from './plugin';
+
+/** A definition fault found at boot; the message names the plugin and the fault. */
+export class BootError extends Error {}
+
+const ID = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+/** Loads the default export of every `<dir>/<name>/index.js`. */
+export function discoverPlugins(dir: string): PluginDef[] {
+  if (!fs.existsSync(dir)) return [];
+  const out: PluginDef[] = [];
+  for (const name of fs.readdirSync(dir).sort()) {
+    const file = path.join(dir, name, 'index.js');
+    if (!fs.existsSync(file)) continue;
+    let mod: { default?: PluginDef };
+    try {
+      mod = require(file) as { default?: PluginDef };
+    } catch (err) {
+      throw new BootError(`plugin folder "${name}": failed to load: ${(err as Error).message}`);
+    }
+    const def = mod.default;
+    if (!def || typeof def !== 'object' || typeof def.id !== 'string' || !Array.isArray(def.routes)) {
+      throw new BootError(`plugin folder "${name}": the default export is not a definePlugin(...) definition`);
+    }
+    out.push(def);
+  }
+  return out;
+}
+
+/** The path a route is matched by: parameter names and a trailing slash do not matter. */
+function routeKey(method: string, fullPath: string): string {
+  let p = fullPath.replace(/\{[^}]+\}/g, '{}');
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  return `${method.toUpperCase()} ${p}`;
+}
+
+function paramNames(schema: unknown): string[] | null {
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape).sort() : null;
+}
+
+/**
+ * Checks every definition and returns the plugins in dependency order.
+ * `serviceNames` are the core services that exist.
+ */
+export function checkPlugins(plugins: PluginDef[], serviceNames: string[], reservedRoutes: string[] = []): PluginDef[] {
+  const byId = new Map<string, PluginDef>();
+  for (const p of plugins) {
+    if (!ID.test(p.id)) throw new BootError(`plugin "${p.id}": id must be lowercase words joined by dashes`);
+    if (byId.has(p.id)) throw new BootError(`plugin "${p.id}": id is used by two plugins`);
+    byId.set(p.id, p);
+  }
+  const seen = new Map<string, string>(reservedRoutes.map((r) => [r, 'core']));
+  for (const p of plugins) {
+    if (typeof p.prefix !== 'string' || (p.prefix !== '' && !/^\/[A-Za-z0-9/_-]*[^/]$/.test(p.prefix))) {
+      throw new BootError(`plugin "${p.id}": prefix "${p.prefix}" must be '' or start with '/' and not end with '/'`);
+    }
+    for (const s of p.services ?? []) {
+      if (!serviceNames.includes(s)) throw new BootError(`plugin "${p.id}": needs unknown service "${s}"`);
+    }
+    for (const d of p.dependsOn ?? []) {
+      if (!byId.has(d)) throw new BootError(`plugin "${p.id}": depends on unknown plugin "${d}"`);
+    }
+    for (const r of p.routes) {
+      const where = `plugin "${p.id}": route ${String(r.method).toUpperCase()} ${r.path}`;
+      if (!METHODS.has(r.method)) throw new BootError(`${where}: unknown method`);
+      if (typeof r.path !== 'string' || !r.path.startsWith('/')) throw new BootError(`${where}: path must start with '/'`);
+      if (typeof r.handler !== 'function') throw new BootError(`${where}: has no handler`);
+      if (!r.summary) throw new BootError(`${where}: has no summary`);
+      if (!r.access) throw new BootError(`${where}: does not say who may call it (access)`);
+      r.fullPath = p.prefix + r.path;
+      r.pluginId = p.id;
+      const inPath = [...r.fullPath.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      const declared = r.params ? paramNames(r.params) : [];
+      if (declared && declared.join() !== inPath.join()) {
+        throw new BootError(`${where}: params schema [${declared}] does not match the path parameters [${inPath}]`);
+      }
+      const key = routeKey(r.method, r.fullPath);
+      const owner = seen.get(key);
+      if (owner) throw new BootError(`${where}: ${key} is already declared by ${owner === 'core' ? 'core' : `plugin "${owner}"`}`);
+      seen.set(key, p.id);
+    }
+    for (const s of p.sockets ?? []) {
+      s.fullPath = p.prefix + s.path;
+      const key = routeKey('WS', s.fullPath);
+      const owner = seen.get(key);
+      if (owner) throw new BootError(`plugin "${p.id}": socket ${s.fullPath} is already declared by ${owner}`);
+      seen.set(key, p.id);
+    }
+  }
+  // Dependency order, refusing cycles.
+  const ordered: PluginDef[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (p: PluginDef, chain: string[]) => {
+    const s = state.get(p.id);
+    if (s === 'done') return;
+    if (s === 'visiting') throw new BootError(`plugin "${p.id}": dependency cycle ${[...chain, p.id].join(' -> ')}`);
+    state.set(p.id, 'visiting');
+    for (const d of p.dependsOn ?? []) visit(byId.get(d)!, [...chain, p.id]);
+    state.set(p.id, 'done');
+    ordered.push(p);
+  };
+  for (const p of plugins) visit(p, []);
+  return ordered;
+}

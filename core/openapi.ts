@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { RouteDef, SocketDef } from './plugin';
+
+type Json = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  delete out.$schema;
+  return out;
+}
+
+function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
+  if (!schema) return {};
+  const s = schema as unknown as { shape?: Record<string, z.ZodType> };
+  return s.shape ?? {};
+}
+
+function parameters(route: RouteDef): Json[] {
+  const out: Json[] = [];
+  const pathNames = [...route.fullPath!.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  const pshape = objectShape(route.params);
+  for (const name of pathNames) {
+    out.push({ name, in: 'path', required: true, schema: pshape[name] ? jsonSchema(pshape[name], 'input') : { type: 'string' } });
+  }
+  for (const [name, prop] of Object.entries(objectShape(route.query))) {
+    const required = !prop.safeParse(undefined).success;
+    out.push({ name, in: 'query', required, schema: jsonSchema(prop, 'input'), ...(prop.description ? { description: prop.description } : {}) });
+  }
+  return out;
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Malformed request',
+  401: 'Missing or invalid credentials',
+  403: 'The caller lacks the role this needs',
+  404: 'Not found',
+  409: 'The current state forbids this',
+  413: 'Request body too large',
+  422: 'Validation error',
+  429: 'Rate limited',
+  503: 'Unavailable',
+};
+
+function operation(route: RouteDef, tag: string): Json {
+  const responses: Json = {};
+  const status = String(route.status ?? 200);
+  responses[status] = route.produces
+    ? { description: 'Success', content: { [route.produces]: { schema: { type: 'string' } } } }
+    : { description: 'Success', content: { 'application/json': { schema: route.response ? jsonSchema(route.response, 'output') : {} } } };
+  const errors = new Set(route.errors ?? []);
+  if (route.params || route.query || route.body) errors.add(422);
+  if (route.access !== 'public') errors.add(401);
+  if (route.access !== 'public' && route.access !== 'authenticated') errors.add(403);
+  if (route.access !== 'public') errors.add(429);
+  for (const code of [...errors].sort()) {
+    responses[String(code)] = {
+      description: ERROR_TEXT[code] ?? 'Error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  const op: Json = {
+    operationId: `${route.method}_${route.fullPath!.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
+    summary: route.summary,
+    tags: [tag],
+    parameters: parameters(route),
+    responses,
+  };
+  if (route.description) op.description = route.description;
+  if (route.access !== 'public') op.security = [{ bearer: [] }];
+  if (route.body) {
+    const type = route.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+    op.requestBody = { required: true, content: { [type]: { schema: jsonSchema(route.body, 'input') } } };
+  }
+  return op;
+}
+
+/** The OpenAPI 3.1 document of the routes the host serves. */
+export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const p = (paths[route.fullPath!] ??= {});
+    p[route.method] = operation(route, route.pluginId ?? 'core');
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Platform Control API',
+      version,
+      description:
+        'Control plane for a mesh of kernels. Every path is also served under /api. ' +
+        `WebSocket endpoints: ${sockets.map((s) => s.fullPath).join(', ') || 'none'}.`,
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['detail'],
+          properties: {
+            detail: {
+              oneOf: [
+                { type: 'string' },
+                {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['loc', 'msg', 'type'],
+                    properties: {
+                      loc: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+                      msg: { type: 'string' },
+                      type: { type: 'string' },
+                    },
+                  },
+                },
+                { type: 'object' },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// Roles, lowest to highest. A route that allows a role allows every role above it too.
+export const ROLES = ['viewer', 'member', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function roleAtLeast(role: Role, needed: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needed);
+}
+
+/** Who a request is: a user with a token, or a pipeline with an ingest key. */
+export interface Caller {
+  kind: 'user' | 'ingest_key';
+  /** User id, or the ingest key id. */
+  id: string;
+  tenantId: string;
+  role: Role;
+  email?: string;
+  /** Token id and expiry (epoch seconds) of the token that authenticated the call. */
+  jti?: string;
+  exp?: number;
+}
+
+/** public: anyone; authenticated: any caller; a role: that role or a higher one. */
+export type Access = 'public' | 'authenticated' | Role;

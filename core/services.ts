@@ -1,0 +1,29 @@
+import type { Config } from './config';
+import type { Db } from './db';
+import type { EventBus } from './events';
+import type { Logger } from './logger';
+import type { AuthService } from './auth/service';
+import type { HealthRegistry } from './health';
+import type { Pipeline } from './http/pipeline';
+import type { Lifecycle } from './lifecycle';
+import type { Redis } from './redis';
+
+/**
+ * The core services a plugin may ask for by name. Each area of core adds its service
+ * here; plugins list the names they use in `definePlugin({services})`.
+ */
+export interface Services {
+  config: Config;
+  db: Db;
+  log: Logger;
+  events: EventBus;
+  auth: AuthService;
+  health: HealthRegistry;
+  /** Hooks on every route (rate limits, request metrics). */
+  pipeline: Pipeline;
+  lifecycle: Lifecycle;
+  /** Null unless REDIS_URL is set. */
+  redis: Redis | null;
+}
+
+export type ServiceName = keyof Services;

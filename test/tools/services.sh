@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Starts the local PostgreSQL and Redis the tests use, when they are not running.
+set -u
+if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
+  echo "starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || echo "could not start PostgreSQL" >&2
+fi
+if ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
+  echo "starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" || echo "could not start Redis" >&2
+fi
+for i in $(seq 1 30); do
+  (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null && exit 0
+  sleep 1
+done
+echo "PostgreSQL or Redis is still not reachable" >&2
