@@ -2,6 +2,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { WebSocketServer } from 'ws';
+import { ActionLog, actionMigrations } from './actions';
 import { AuthService, loadSecret } from './auth/service';
 import { bootstrapAdmin, coreMigrations } from './auth/store';
 import type { Config } from './config';
@@ -33,7 +34,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -80,7 +81,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: coreMigrations },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -95,16 +96,18 @@ export class Host {
       this.closers.unshift(() => void redis.quit().catch(() => redis.disconnect()));
     }
     const health = new HealthRegistry();
+    const events = new EventBus();
     this.services = {
       config: this.config,
       db,
       log: this.log,
-      events: new EventBus(),
+      events,
       auth: new AuthService(this.config, db, loadSecret(this.config)),
       health,
       pipeline: new Pipeline(),
       lifecycle: this.lifecycle,
       redis,
+      actions: new ActionLog(db, events),
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);

@@ -1,3 +1,4 @@
+import type { ActionLog } from './actions';
 import type { Config } from './config';
 import type { Db } from './db';
 import type { EventBus } from './events';
@@ -24,6 +25,8 @@ export interface Services {
   lifecycle: Lifecycle;
   /** Null unless REDIS_URL is set. */
   redis: Redis | null;
+  /** The record of every control action (manual and automated). */
+  actions: ActionLog;
 }
 
 export type ServiceName = keyof Services;
