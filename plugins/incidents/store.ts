@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { Conflict, NotFound } from '../../core/errors';
-import { nowIso, type Db, type Migration } from '../../core/db';
+import type { Db, Migration } from '../../core/db';
 import type { EventBus } from '../../core/events';
 import { roleAtLeast, type Caller } from '../../core/roles';
 
@@ -134,14 +134,22 @@ export interface NewIncident {
 
 /** The incident store: rows, their timeline, and an `incident` bus event for every change. */
 export class IncidentStore {
+  /** Last timestamp handed out, kept strictly increasing: lists and timelines sort by time, and ties would sort by random ids. */
+  private last = 0;
+
   constructor(
     readonly db: Db,
     private readonly events: EventBus,
   ) {}
 
+  private stamp(): string {
+    this.last = Math.max(Date.now(), this.last + 1);
+    return new Date(this.last).toISOString();
+  }
+
   /** Opens an incident; with a `cause` returns null when one for that cause is still active. */
   async open(n: NewIncident): Promise<Incident | null> {
-    const now = nowIso();
+    const now = this.stamp();
     const row = {
       id: crypto.randomUUID(),
       tenant_id: n.tenant_id,
@@ -208,7 +216,7 @@ export class IncidentStore {
       if (!allowed.includes(current.state)) {
         throw new Conflict(`Incident is ${current.state}; it can become ${to} only when ${allowed.join(' or ')}`);
       }
-      const now = nowIso();
+      const now = this.stamp();
       const entry: Entry = { at: now, kind: to, from_state: current.state, to_state: to, source: by.source, actor: by.actor, detail: by.detail ?? {} };
       const changed = await this.db.transaction(async (trx) => {
         const patch: Record<string, unknown> = { state: to, updated_at: now };
@@ -227,7 +235,7 @@ export class IncidentStore {
 
   /** A timeline entry that does not change the state (failed mitigation, recurrence, cleared cause). */
   async note(incident: Incident, entry: Omit<Entry, 'at' | 'from_state' | 'to_state'>): Promise<Entry> {
-    const full: Entry = { ...entry, at: nowIso(), from_state: incident.state, to_state: incident.state };
+    const full: Entry = { ...entry, at: this.stamp(), from_state: incident.state, to_state: incident.state };
     await this.db.transaction(async (trx) => {
       await trx('incidents').where({ id: incident.id }).update({ updated_at: full.at });
       await trx('incident_timeline').insert(this.entryRow(incident.id, incident.tenant_id, full));
