@@ -119,7 +119,8 @@ export class Dispatcher {
       next_attempt_at: again ? new Date(Date.now() + wait).toISOString() : null,
       created_at: nowIso(),
     };
-    if (this.stopped) return;
+    // Stopped, or the subscription was deleted while this attempt ran: nothing left to record.
+    if (this.stopped || !this.subs.some((s) => s.id === job.sub.id)) return;
     await this.services.db('alert_deliveries').insert(row);
     if (!again) return;
     const timer = setTimeout(() => {
