@@ -75,7 +75,7 @@ function breakerCause(e: BusEvent): Cause | null {
  * (resolving stays a person's decision). Events are handled one at a time, off the
  * publisher's call stack.
  */
-export function watchMesh(services: Services, store: IncidentStore): () => void {
+export function watchMesh(services: Services, store: IncidentStore): () => Promise<void> {
   let chain: Promise<void> = Promise.resolve();
   const handle = (cause: Cause | null) => {
     if (!cause) return;
@@ -85,7 +85,11 @@ export function watchMesh(services: Services, store: IncidentStore): () => void 
     services.events.subscribe('health_update', (e) => handle(healthCause(e))),
     services.events.subscribe('breaker_state', (e) => handle(breakerCause(e))),
   ];
-  return () => offs.forEach((off) => off());
+  // Stopping waits for the event being handled, so that it finishes before the database closes.
+  return async () => {
+    offs.forEach((off) => off());
+    await chain;
+  };
 }
 
 async function apply(services: Services, store: IncidentStore, c: Cause): Promise<void> {

@@ -11,7 +11,7 @@ import { analyticsQuery, detectBody, idParams, incident, listQuery, mitigateBody
 import { ACTIVE, IncidentStore, incidentMigrations, RULES, scoped, visible, type Incident } from './store';
 
 // One store per host (tests run several hosts in one process).
-const stores = new WeakMap<Services, { store: IncidentStore; stop: () => void }>();
+const stores = new WeakMap<Services, { store: IncidentStore; stop: () => Promise<void> }>();
 
 function storeOf(services: Services): IncidentStore {
   const s = stores.get(services);
@@ -42,8 +42,8 @@ export default definePlugin({
     const store = new IncidentStore(services.db, services.events);
     stores.set(services, { store, stop: watchMesh(services, store) });
   },
-  stop(services) {
-    stores.get(services)?.stop();
+  async stop(services) {
+    await stores.get(services)?.stop();
     stores.delete(services);
   },
   routes: [
