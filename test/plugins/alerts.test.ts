@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import alerts from '../../plugins/alerts';
+import incidents from '../../plugins/incidents';
 import { forbiddenAddress } from '../../plugins/alerts/urls';
 import { eventually } from '../helpers/eventually';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
@@ -200,5 +201,25 @@ eachDatabase('alerts plugin', (db) => {
     t.host.services.events.publish('incident', { change: 'opened', tenant_id: null });
     await new Promise((r) => setTimeout(r, 100));
     expect(rx.got.filter((g) => g.path === '/del')).to.have.length(0);
+  });
+});
+
+describe('alerts with incidents: an automatic incident reaches the receiver', () => {
+  it('posts the incident opened by a breaker event, signed', async () => {
+    const t = await startHost({ plugins: [alerts, incidents] });
+    const rx = await receiver();
+    try {
+      const sub = (await t.request('POST', '/ops/alerts/subscriptions', { body: { url: `${rx.url}/pager`, event_types: ['incident'] } })).body;
+      t.host.services.events.publish('breaker_state', { kernel_id: 'trading', state: 'open', isolated: false });
+      const got = await eventually(async () => rx.got.find((g) => g.path === '/pager'));
+      expect(verify(sub.secret, got)).to.equal(true);
+      const body = JSON.parse(got.body);
+      expect(body.type).to.equal('incident');
+      expect(body.data).to.deep.include({ change: 'opened', tenant_id: null });
+      expect(body.data.incident).to.include({ severity: 'critical', cause: 'breaker:trading', state: 'open' });
+    } finally {
+      await t.stop();
+      await rx.close();
+    }
   });
 });
