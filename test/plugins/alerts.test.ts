@@ -4,7 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import alerts from '../../plugins/alerts';
 import incidents from '../../plugins/incidents';
-import { forbiddenAddress } from '../../plugins/alerts/urls';
+import dns from 'node:dns';
+import { forbiddenAddress, safeLookup } from '../../plugins/alerts/urls';
 import { eventually } from '../helpers/eventually';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 
@@ -113,8 +114,28 @@ eachDatabase('alerts plugin', (db) => {
     expect(forbiddenAddress('::1')).to.equal(null);
   });
 
+  it('checks the address again at connect time (a name re-pointed to a metadata address is refused)', async () => {
+    const real = dns.lookup;
+    const lookup = (host: string, options: dns.LookupOptions) =>
+      new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) => safeLookup(host, options, (err, address) => resolve({ err, address })));
+    (dns as { lookup: unknown }).lookup = (host: string, opts: unknown, cb: (e: null, a: dns.LookupAddress[]) => void) =>
+      host === 'rebound.test' ? cb(null, [{ address: '169.254.169.254', family: 4 }]) : (real as Function)(host, opts, cb);
+    try {
+      const bad = await lookup('rebound.test', {});
+      expect(bad.err?.code).to.equal('EFORBIDDEN');
+      const ok = await lookup('localhost', { all: true });
+      expect(ok.err).to.equal(null);
+      expect(ok.address).to.be.an('array').that.is.not.empty;
+      const one = await lookup('localhost', {});
+      expect(one.address).to.be.a('string');
+    } finally {
+      (dns as { lookup: unknown }).lookup = real;
+    }
+  });
+
   it('POSTs matching events with a valid HMAC-SHA256 signature and records the attempt', async () => {
-    const sub = (await subscribe({ url: `${rx.url}/ok` })).body;
+    // A host name (not an IP literal) goes through the checking lookup at connect time.
+    const sub = (await subscribe({ url: `${rx.url.replace("127.0.0.1", "localhost")}/ok` })).body;
     t.host.services.events.publish('breaker_state', { kernel_id: 'llm', state: 'open', isolated: false }); // not subscribed
     const event = t.host.services.events.publish('incident', { change: 'opened', tenant_id: null, incident: { id: 'i-1' } });
     const got = await eventually(async () => rx.got.find((g) => g.path === '/ok'));
