@@ -56,8 +56,12 @@ export default definePlugin({
       response: withTimeline,
       status: 201,
       handler: async ({ body, caller, services }) => {
+        // A kernel's id is its domain name and a node's id is `<domain>-<n>` (MESH-API.md): they must agree.
+        const domain = body.domain ?? body.kernel_id;
+        if (body.domain && body.kernel_id && body.domain !== body.kernel_id) throw invalid(['body', 'kernel_id'], `kernel ${body.kernel_id} is not the kernel of domain ${body.domain}`);
+        if (body.node_id && domain && !body.node_id.startsWith(`${domain}-`)) throw invalid(['body', 'node_id'], `node ${body.node_id} is not a node of ${domain}`);
         const store = storeOf(services);
-        const opened = await store.open({ ...body, tenant_id: caller!.tenantId, source: 'manual', actor: caller!.id });
+        const opened = await store.open({ ...body, domain, tenant_id: caller!.tenantId, source: 'manual', actor: caller!.id });
         await record(services, caller!, 'open_incident', opened!, 'succeeded', { severity: body.severity });
         return store.get(opened!.id, null);
       },

@@ -53,7 +53,15 @@ eachDatabase('incidents plugin', (db) => {
 
     it('answers 422 for bad input and stores nothing', async () => {
       const before = (await t.request('GET', '/incidents/summary', { token: op })).body.total;
-      const bad = [{ severity: 'urgent' }, { title: '' }, { domain: 'Trading!' }, { node_id: 'x'.repeat(200) }, { description: 7 }];
+      const bad = [
+        { severity: 'urgent' },
+        { title: '' },
+        { domain: 'Trading!' },
+        { node_id: 'x'.repeat(200) },
+        { description: 7 },
+        { domain: 'trading', kernel_id: 'llm' },
+        { domain: 'trading', node_id: 'llm-1' },
+      ];
       for (const b of bad) {
         const r = await detect(b);
         expect(r.status, JSON.stringify(b)).to.equal(422);
@@ -61,7 +69,10 @@ eachDatabase('incidents plugin', (db) => {
       }
       const missing = await t.request('POST', '/incidents/detect', { token: op, body: { severity: 'low' } });
       expect(missing.body.detail[0]).to.deep.include({ loc: ['body', 'title'], type: 'missing' });
-      expect((await t.request('GET', '/incidents/summary', { token: op })).body.total).to.equal(before);
+      const derived = await detect({ domain: undefined, kernel_id: 'llm' });
+      expect(derived.body).to.include({ domain: 'llm', kernel_id: 'llm' });
+      await t.request('POST', `/ops/incidents/${derived.body.id}/resolve`, { token: op });
+      expect((await t.request('GET', '/incidents/summary', { token: op })).body.total).to.equal(before + 1);
     });
   });
 
