@@ -3,6 +3,13 @@ import { z } from 'zod';
 // The whole configuration, with its defaults. Every key can come from the optional JSON
 // config file (CONFIG_FILE); the environment variables in core/config.ts override both.
 // Areas of the service add their own section here.
+/** One domain's objective: availability (success ratio), p99 latency target, rolling window. */
+const sloTarget = z.object({
+  availability: z.number().gt(0).lt(1).default(0.99),
+  latencyP99Ms: z.number().int().positive().default(1_000),
+  windowSeconds: z.number().int().min(60).default(30 * 86400),
+});
+
 export const configSchema = z.object({
   env: z.enum(['development', 'test', 'production']).default('development'),
   server: z
@@ -46,6 +53,34 @@ export const configSchema = z.object({
       tokenTtlSeconds: z.number().int().positive().default(24 * 3600),
       adminEmail: z.string().email().default('admin@example.com'),
       adminPassword: z.string().min(12, 'at least 12 characters').optional(),
+    })
+    .prefault({}),
+  /** Service-level objectives per domain; the SLO endpoints measure task outcomes against them. */
+  slo: z
+    .object({
+      /** Targets of a domain that `domains` does not name. */
+      default: sloTarget.prefault({}),
+      domains: z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'a domain name'), sloTarget).default({
+        trading: { availability: 0.999, latencyP99Ms: 250, windowSeconds: 30 * 86400 },
+        llm: { availability: 0.99, latencyP99Ms: 10_000, windowSeconds: 30 * 86400 },
+        analytics: { availability: 0.995, latencyP99Ms: 2_000, windowSeconds: 30 * 86400 },
+      }),
+    })
+    .prefault({}),
+  /** Webhook deliveries of alert subscriptions. */
+  alerts: z
+    .object({
+      /** Attempts per event and subscription, the first included. */
+      maxAttempts: z.number().int().min(1).max(20).default(5),
+      /** Wait before the 2nd attempt; doubles each time, capped by retryMaxMs. */
+      retryBaseMs: z.number().int().min(1).default(1_000),
+      retryMaxMs: z.number().int().min(1).default(60_000),
+      /** Time one attempt may take (connect, send, answer). */
+      timeoutMs: z.number().int().positive().default(5_000),
+      /** Deliveries in flight at once; the rest wait in the queue. */
+      concurrency: z.number().int().min(1).max(100).default(4),
+      /** Deliveries waiting at most; past it new ones are dropped and recorded as dropped. */
+      queueLimit: z.number().int().min(1).default(10_000),
     })
     .prefault({}),
   plugins: z

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { nowIso, type Db, type Migration } from './db';
+import { type Db, type Migration } from './db';
 import type { EventBus } from './events';
 
 /** One control action, manual or automated, as the actions history shows it. */
@@ -49,6 +49,9 @@ export type NewAction = Omit<ActionRecord, 'id' | 'created_at' | 'detail' | 'cau
 
 /** Records every control action and publishes it as an `action_taken` event. */
 export class ActionLog {
+  /** Last created_at handed out: kept strictly increasing so that the history's order is the order of recording. */
+  private last = 0;
+
   constructor(
     private readonly db: Db,
     private readonly events: EventBus,
@@ -61,11 +64,17 @@ export class ActionLog {
       tenant_id: null,
       detail: {},
       ...a,
-      created_at: nowIso(),
+      created_at: this.stamp(),
     };
     await this.db('actions').insert({ ...row, detail: JSON.stringify(row.detail) });
     this.events.publish('action_taken', { ...row });
     return row;
+  }
+
+  // Two actions in the same millisecond would otherwise tie and sort by their random ids.
+  private stamp(): string {
+    this.last = Math.max(Date.now(), this.last + 1);
+    return new Date(this.last).toISOString();
   }
 
   /** Newest first; `cursor` continues after the last row of the previous page (created_at|id of the last row seen). */
@@ -79,10 +88,16 @@ export class ActionLog {
     until?: string;
     limit: number;
     cursor?: string;
+    /** Tenant scope: that tenant's actions, plus platform-wide ones (tenant_id null) when `platform`. Unset: all. */
+    scope?: { tenant_id: string; platform: boolean };
   }): Promise<{ actions: ActionRecord[]; next_cursor: string | null }> {
     const q = this.db('actions').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
     for (const key of ['source', 'action', 'target_type', 'target_id', 'actor'] as const) {
       if (filter[key]) q.where(key, filter[key]);
+    }
+    if (filter.scope) {
+      const { tenant_id, platform } = filter.scope;
+      q.where((w) => (platform ? w.where('tenant_id', tenant_id).orWhereNull('tenant_id') : w.where('tenant_id', tenant_id)));
     }
     if (filter.since) q.where('created_at', '>=', filter.since);
     if (filter.until) q.where('created_at', '<', filter.until);

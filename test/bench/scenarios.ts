@@ -19,4 +19,33 @@ export const scenarios: Scenario[] = [
       return [{ name: 'GET /health/ (service)', figures: await drive({ url: `${ctx.url}/health/` }) }];
     },
   },
+  {
+    // Operations console reads with an admin token (needs POST /auth/login from the auth area).
+    name: 'ops console',
+    async run(ctx) {
+      const login = await fetch(`${ctx.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: ctx.adminEmail, password: ctx.adminPassword }),
+      });
+      if (!login.ok) {
+        process.stdout.write(`ops console: skipped, POST /auth/login answered ${login.status}\n`);
+        return [];
+      }
+      const { token } = (await login.json()) as { token: string };
+      const headers = { authorization: `Bearer ${token}` };
+      for (let i = 0; i < 50; i++) {
+        await fetch(`${ctx.url}/incidents/detect`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ title: `bench incident ${i}`, severity: 'low', domain: 'trading' }),
+        });
+      }
+      return [
+        { name: 'GET /ops/incidents/active (50 open)', figures: await drive({ url: `${ctx.url}/ops/incidents/active`, headers }) },
+        { name: 'GET /incidents/summary', figures: await drive({ url: `${ctx.url}/incidents/summary`, headers }) },
+        { name: 'GET /ops/actions/history?limit=50', figures: await drive({ url: `${ctx.url}/ops/actions/history?limit=50`, headers }) },
+      ];
+    },
+  },
 ];

@@ -1,0 +1,174 @@
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { nowIso, type Db } from '../../core/db';
+import { invalid, NotFound, Unavailable } from '../../core/errors';
+import { definePlugin, route } from '../../core/plugin';
+import type { Services } from '../../core/services';
+import { Dispatcher } from './dispatcher';
+import { alertMigrations, EVENT_TYPES, toSubscription, type Subscription } from './store';
+import { refuseUrl } from './urls';
+
+const dispatchers = new WeakMap<Services, Dispatcher>();
+
+function dispatcherOf(services: Services): Dispatcher {
+  const d = dispatchers.get(services);
+  if (!d) throw new Unavailable('Alert delivery is not started');
+  return d;
+}
+
+const subscription = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+  event_types: z.array(z.string()),
+  description: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.string(),
+});
+const subParams = z.object({ subscription_id: z.uuid() });
+const page = {
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.string().min(1).max(512).optional(),
+};
+
+const publicView = ({ secret: _s, ...rest }: Subscription) => rest;
+
+/** Newest-first keyset page on (created_at, id). */
+async function pageOf(q: ReturnType<Db>, limit: number, cursor?: string) {
+  if (cursor) {
+    let at: string, id: string;
+    try {
+      [at, id] = decodeCursor(cursor);
+    } catch {
+      throw invalid(['query', 'cursor'], 'malformed cursor');
+    }
+    q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
+  }
+  const rows: Array<Record<string, any>> = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+}
+
+async function ownSubscription(services: Services, tenantId: string, id: string): Promise<Subscription> {
+  const row = await services.db('alert_subscriptions').where({ id, tenant_id: tenantId }).first();
+  if (!row) throw new NotFound(`No alert subscription ${id}`);
+  return toSubscription(row);
+}
+
+export default definePlugin({
+  id: 'alerts',
+  prefix: '/ops/alerts',
+  services: ['db', 'events', 'config', 'log'],
+  migrations: alertMigrations,
+  async start(services) {
+    const d = new Dispatcher(services);
+    await d.start();
+    dispatchers.set(services, d);
+  },
+  async stop(services) {
+    await dispatchers.get(services)?.stop();
+    dispatchers.delete(services);
+  },
+  routes: [
+    route({
+      method: 'get',
+      path: '/subscriptions',
+      summary: "The tenant's alert subscriptions (secrets are never listed)",
+      access: 'operator',
+      query: z.object(page),
+      response: z.object({ subscriptions: z.array(subscription), next_cursor: z.string().nullable() }),
+      errors: [422],
+      handler: async ({ query, caller, services }) => {
+        const { items, next_cursor } = await pageOf(services.db('alert_subscriptions').where({ tenant_id: caller!.tenantId }), query.limit, query.cursor);
+        return { subscriptions: items.map((r) => publicView(toSubscription(r))), next_cursor };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/subscriptions',
+      summary: 'Subscribe a webhook URL to event types; the signing secret is shown only in this answer',
+      access: 'operator',
+      body: z.object({
+        url: z.string().min(1).max(2048),
+        event_types: z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length),
+        description: z.string().max(500).optional(),
+      }),
+      response: subscription.extend({ secret: z.string() }),
+      status: 201,
+      errors: [422],
+      handler: async ({ body, caller, services }) => {
+        const why = await refuseUrl(body.url);
+        if (why) throw invalid(['body', 'url'], why);
+        const row = {
+          id: crypto.randomUUID(),
+          tenant_id: caller!.tenantId,
+          url: body.url,
+          event_types: JSON.stringify([...new Set(body.event_types)]),
+          description: body.description ?? null,
+          secret: `whsec_${crypto.randomBytes(32).toString('base64url')}`,
+          created_by: caller!.id,
+          created_at: nowIso(),
+        };
+        await services.db('alert_subscriptions').insert(row);
+        await dispatcherOf(services).reload();
+        return toSubscription(row);
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/subscriptions/{subscription_id}',
+      summary: 'Delete a subscription and its delivery record; waiting retries are dropped',
+      access: 'operator',
+      params: subParams,
+      status: 204,
+      errors: [404],
+      handler: async ({ params, caller, services }) => {
+        const sub = await ownSubscription(services, caller!.tenantId, params.subscription_id);
+        await services.db.transaction(async (trx) => {
+          await trx('alert_deliveries').where({ subscription_id: sub.id, tenant_id: sub.tenant_id }).delete();
+          await trx('alert_subscriptions').where({ id: sub.id, tenant_id: sub.tenant_id }).delete();
+        });
+        await dispatcherOf(services).reload();
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/{subscription_id}/deliveries',
+      summary: 'Every delivery attempt of a subscription, newest first',
+      access: 'operator',
+      params: subParams,
+      query: z.object(page),
+      response: z.object({
+        deliveries: z.array(
+          z.object({
+            id: z.string(),
+            delivery_id: z.string(),
+            subscription_id: z.string(),
+            event_type: z.string(),
+            event_timestamp: z.string(),
+            attempt: z.number(),
+            status: z.enum(['succeeded', 'failed']),
+            response_status: z.number().nullable(),
+            error: z.string().nullable(),
+            duration_ms: z.number(),
+            next_attempt_at: z.string().nullable(),
+            created_at: z.string(),
+          }),
+        ),
+        next_cursor: z.string().nullable(),
+      }),
+      errors: [404, 422],
+      handler: async ({ params, query, caller, services }) => {
+        const sub = await ownSubscription(services, caller!.tenantId, params.subscription_id);
+        const q = services.db('alert_deliveries').where({ subscription_id: sub.id, tenant_id: sub.tenant_id });
+        const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
+        return {
+          deliveries: items.map(({ tenant_id: _t, ...r }) => ({ ...r, attempt: Number(r.attempt), duration_ms: Number(r.duration_ms), response_status: r.response_status === null ? null : Number(r.response_status) })) as never,
+          next_cursor,
+        };
+      },
+    }),
+  ],
+});

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { Conflict, HttpError, invalid, Unavailable } from '../../core/errors';
+import { definePlugin, route } from '../../core/plugin';
+import type { Caller } from '../../core/roles';
+import type { Services } from '../../core/services';
+import { analytics, BUCKET_MS, summary } from './analytics';
+import { watchMesh } from './auto';
+import { meshOf, MITIGATIONS } from './mitigations';
+import { analyticsQuery, detectBody, idParams, incident, listQuery, mitigateBody, noteBody, withTimeline } from './schemas';
+import { ACTIVE, IncidentStore, incidentMigrations, RULES, scoped, visible, type Incident } from './store';
+
+// One store per host (tests run several hosts in one process).
+const stores = new WeakMap<Services, { store: IncidentStore; stop: () => Promise<void> }>();
+
+function storeOf(services: Services): IncidentStore {
+  const s = stores.get(services);
+  if (!s) throw new Unavailable('The incident store is not started');
+  return s.store;
+}
+
+function record(services: Services, caller: Caller, action: string, i: Incident, result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown> = {}) {
+  return services.actions.record({
+    source: 'manual',
+    actor: caller.id,
+    action,
+    target_type: 'incident',
+    target_id: i.id,
+    cause: null,
+    result,
+    detail: { title: i.title, ...detail },
+    tenant_id: i.tenant_id,
+  });
+}
+
+export default definePlugin({
+  id: 'incidents',
+  prefix: '',
+  services: ['db', 'events', 'actions', 'log'],
+  migrations: incidentMigrations,
+  start(services) {
+    const store = new IncidentStore(services.db, services.events);
+    stores.set(services, { store, stop: watchMesh(services, store) });
+  },
+  async stop(services) {
+    await stores.get(services)?.stop();
+    stores.delete(services);
+  },
+  routes: [
+    route({
+      method: 'post',
+      path: '/incidents/detect',
+      summary: "Report an incident (it belongs to the caller's tenant)",
+      access: 'operator',
+      body: detectBody,
+      response: withTimeline,
+      status: 201,
+      handler: async ({ body, caller, services }) => {
+        // A kernel's id is its domain name and a node's id is `<domain>-<n>` (MESH-API.md): they must agree.
+        const domain = body.domain ?? body.kernel_id;
+        if (body.domain && body.kernel_id && body.domain !== body.kernel_id) throw invalid(['body', 'kernel_id'], `kernel ${body.kernel_id} is not the kernel of domain ${body.domain}`);
+        if (body.node_id && domain && !body.node_id.startsWith(`${domain}-`)) throw invalid(['body', 'node_id'], `node ${body.node_id} is not a node of ${domain}`);
+        const store = storeOf(services);
+        const opened = await store.open({ ...body, domain, tenant_id: caller!.tenantId, source: 'manual', actor: caller!.id });
+        await record(services, caller!, 'open_incident', opened!, 'succeeded', { severity: body.severity });
+        return store.get(opened!.id, null);
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/ops/incidents/active',
+      summary: 'Open and mitigated incidents, newest first',
+      access: 'viewer',
+      query: listQuery,
+      response: z.object({ incidents: z.array(incident), next_cursor: z.string().nullable() }),
+      errors: [422],
+      handler: async ({ query, caller, services }) => {
+        const q = scoped(services.db('incidents'), visible(caller!)).whereIn('state', ACTIVE);
+        if (query.severity) q.where('severity', query.severity);
+        if (query.domain) q.where('domain', query.domain);
+        if (query.cursor) {
+          let at: string, id: string;
+          try {
+            [at, id] = decodeCursor(query.cursor);
+          } catch {
+            throw invalid(['query', 'cursor'], 'malformed cursor');
+          }
+          q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
+        }
+        const rows = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1);
+        const page = rows.slice(0, query.limit).map(({ active_cause: _a, ...r }: Record<string, unknown>) => r as unknown as Incident);
+        const last = page[page.length - 1];
+        return { incidents: page, next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/ops/incidents/{incident_id}',
+      summary: 'One incident with its timeline',
+      access: 'viewer',
+      params: idParams,
+      response: withTimeline,
+      errors: [404],
+      handler: ({ params, caller, services }) => storeOf(services).get(params.incident_id, visible(caller!)),
+    }),
+    route({
+      method: 'post',
+      path: '/ops/incidents/{incident_id}/resolve',
+      summary: 'Resolve an open or mitigated incident',
+      access: 'operator',
+      params: idParams,
+      body: noteBody,
+      response: withTimeline,
+      errors: [404, 409],
+      handler: async ({ params, body, caller, services }) => {
+        const after = await storeOf(services).transition(params.incident_id, visible(caller!), 'resolved', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
+        await record(services, caller!, 'resolve_incident', after, 'succeeded');
+        return after;
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/incidents/{incident_id}/close',
+      summary: 'Close a resolved incident',
+      access: 'operator',
+      params: idParams,
+      body: noteBody,
+      response: withTimeline,
+      errors: [404, 409],
+      handler: async ({ params, body, caller, services }) => {
+        const after = await storeOf(services).transition(params.incident_id, visible(caller!), 'closed', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
+        await record(services, caller!, 'close_incident', after, 'succeeded');
+        return after;
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/incidents/{incident_id}/mitigate',
+      summary: 'Apply a mitigation on the mesh (pause_kernel, isolate_kernel, drain_node, restart_node)',
+      description: 'Answers 503 when the host runs no kernel mesh; nothing is changed then.',
+      access: 'operator',
+      params: idParams,
+      body: mitigateBody,
+      response: withTimeline,
+      errors: [404, 409, 503],
+      handler: async ({ params, body, caller, services }) => {
+        const m = MITIGATIONS[body.action];
+        if (!m.pattern.test(body.target)) throw invalid(['body', 'target'], `${body.action} needs a ${m.target} id${m.target === 'node' ? ' such as trading-1' : ' such as trading'}`);
+        const store = storeOf(services);
+        const scope = visible(caller!);
+        const current = await store.get(params.incident_id, scope);
+        const allowed: readonly string[] = RULES.mitigated;
+        if (!allowed.includes(current.state)) throw new Conflict(`Incident is ${current.state}; it can be mitigated only when ${allowed.join(' or ')}`);
+        const mesh = meshOf(services);
+        if (!mesh) throw new Unavailable(`Cannot ${body.action}: this host runs no kernel mesh (services.mesh is absent); the incident is unchanged`);
+        const what = { action: body.action, target: body.target, ...(body.note ? { note: body.note } : {}) };
+        let result: unknown;
+        try {
+          result = await m.run(mesh, body.target, { source: 'manual', actor: caller!.id, cause: current.id });
+        } catch (err) {
+          const status = err instanceof HttpError ? err.status : 503;
+          const detail = err instanceof HttpError ? err.detail : 'the mesh could not perform the action';
+          await store.note(current, { kind: 'mitigation_failed', source: 'manual', actor: caller!.id, detail: { ...what, status, error: detail } });
+          await record(services, caller!, 'mitigate_incident', current, status === 409 ? 'refused' : 'failed', { ...what, status });
+          if (err instanceof HttpError) throw err;
+          throw new Unavailable(`Mitigation ${body.action} on ${body.target} failed: ${String(detail)}`);
+        }
+        const outcome = result && typeof result === 'object' ? { result } : {};
+        const after = await store.transition(current.id, scope, 'mitigated', { source: 'manual', actor: caller!.id, detail: { ...what, ...outcome } });
+        await record(services, caller!, 'mitigate_incident', after, 'succeeded', what);
+        return after;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/incidents/summary',
+      summary: 'Counts of visible incidents by state, severity and domain',
+      access: 'viewer',
+      response: z.object({
+        total: z.number(),
+        active: z.number(),
+        by_state: z.record(z.string(), z.number()),
+        by_severity: z.record(z.string(), z.number()),
+        by_domain: z.record(z.string(), z.number()),
+      }),
+      handler: ({ caller, services }) => summary(services.db, visible(caller!)),
+    }),
+    route({
+      method: 'get',
+      path: '/incidents/analytics',
+      summary: 'MTTA, MTTR and counts over time, from the timelines (default: the last 7 days by day)',
+      access: 'viewer',
+      query: analyticsQuery,
+      response: z.object({
+        since: z.string(),
+        until: z.string(),
+        bucket: z.enum(['hour', 'day']),
+        incidents: z.number(),
+        acknowledged: z.number(),
+        resolved: z.number(),
+        mtta_seconds: z.number().nullable(),
+        mttr_seconds: z.number().nullable(),
+        series: z.array(z.object({ start: z.string(), opened: z.number(), resolved: z.number(), closed: z.number() })),
+      }),
+      errors: [422],
+      handler: ({ query, caller, services }) => {
+        const until = query.until ? new Date(query.until) : new Date();
+        const since = query.since ? new Date(query.since) : new Date(until.getTime() - 7 * 86_400_000);
+        if (since >= until) throw invalid(['query', 'since'], 'since must be before until');
+        if ((until.getTime() - since.getTime()) / BUCKET_MS[query.bucket] > 1000) throw invalid(['query', 'bucket'], 'at most 1000 buckets: widen the bucket or narrow the window');
+        return analytics(services.db, visible(caller!), since, until, query.bucket);
+      },
+    }),
+  ],
+});
