@@ -152,7 +152,7 @@ export class Buckets {
     for (const [k, b] of this.buckets) {
       if (b.lastUsed < idle) {
         this.buckets.delete(k);
-        void b.limiter.disconnect(false).catch(() => undefined);
+        void disconnect(b.limiter);
       }
     }
   }
@@ -161,7 +161,14 @@ export class Buckets {
     clearInterval(this.sweeper);
     const all = [...this.buckets.values()];
     this.buckets.clear();
-    await Promise.all(all.map((b) => b.limiter.disconnect(false).catch(() => undefined)));
+    await Promise.all(all.map((b) => disconnect(b.limiter)));
     if (this.connection) await this.connection.disconnect(false).catch(() => undefined);
   }
+}
+
+/** Bottleneck's disconnect returns nothing for limiters on a shared Redis connection. */
+function disconnect(limiter: Bottleneck): Promise<void> {
+  return Promise.resolve()
+    .then(() => limiter.disconnect(false))
+    .then(() => undefined, () => undefined);
 }
