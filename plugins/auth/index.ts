@@ -122,6 +122,7 @@ export default definePlugin({
         tenant_id: z.string().optional(),
         role: z.string().optional(),
       }),
+      errors: [429],
       handler: async ({ query, services }) => {
         const r = await services.auth.verify(query.token);
         if (!r.valid) return { valid: false, reason: r.reason };
