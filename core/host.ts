@@ -158,7 +158,7 @@ export class Host {
     const counter = redis ? new RedisCounter(redis, `${this.config.limits.redisPrefix}:login:`) : new MemoryCounter();
     const mailer = new Mailer(db, this.config, this.log);
     this.onStop(() => mailer.close());
-    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter), mailer);
+    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer);
     this.onStop(() => accounts.settle());
     return { accounts, limits };
   }

@@ -45,6 +45,8 @@ export class Buckets {
   private readonly sweeper: NodeJS.Timeout;
   /** Bottleneck waits for Redis forever; until it has connected, calls fail at once instead. */
   private connected = false;
+  /** Budgets of this host alone, used while Redis cannot be reached. */
+  private readonly fallback: Buckets | null;
 
   constructor(
     private readonly windowMs: number,
@@ -59,9 +61,11 @@ export class Buckets {
       this.connection = new Bottleneck.IORedisConnection({ client: this.client, Redis: Redis as never });
       this.connection.on('error', (err: Error) => this.log.warn({ err: err.message }, 'rate limit store error'));
       void (this.connection as unknown as { ready: Promise<unknown> }).ready.then(() => (this.connected = true), () => undefined);
+      this.fallback = new Buckets(windowMs, prefix, undefined, log);
     } else {
       this.client = null;
       this.connection = null;
+      this.fallback = null;
     }
     this.sweeper = setInterval(() => this.sweep(), windowMs);
     this.sweeper.unref();
@@ -82,6 +86,17 @@ export class Buckets {
 
   /** Takes one request from the budget of `key` (created with `limit` a window). */
   async take(key: string, limit: number): Promise<Take> {
+    if (!this.fallback) return this.takeHere(key, limit);
+    if (!this.connected || this.client!.status !== 'ready') return this.fallback.take(key, limit);
+    try {
+      return await this.takeHere(key, limit);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'rate limit store (Redis) failed; using this host\'s budgets');
+      return this.fallback.take(key, limit);
+    }
+  }
+
+  private async takeHere(key: string, limit: number): Promise<Take> {
     const now = Date.now();
     const b = this.bucket(key, limit, now);
     b.lastUsed = now;
@@ -148,6 +163,8 @@ export class Buckets {
   }
 
   private sweep(): void {
+    // Unsubscribing a Redis limiter while Redis is away rejects inside bottleneck: wait.
+    if (this.client && this.client.status !== 'ready') return;
     const idle = Date.now() - 2 * this.windowMs;
     for (const [k, b] of this.buckets) {
       if (b.lastUsed < idle) {
@@ -161,8 +178,11 @@ export class Buckets {
     clearInterval(this.sweeper);
     const all = [...this.buckets.values()];
     this.buckets.clear();
-    await Promise.all(all.map((b) => disconnect(b.limiter)));
+    // The shared connection first: it stops every limiter's heartbeat, and once it is
+    // terminated the limiters no longer try to unsubscribe (which fails with Redis away).
     if (this.connection) await this.connection.disconnect(false).catch(() => undefined);
+    await Promise.all(all.map((b) => disconnect(b.limiter)));
+    await this.fallback?.close();
   }
 }
 

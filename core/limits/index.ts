@@ -81,7 +81,7 @@ export class RateLimiter {
       else if (route.limitByAddress) outcome = await this.takeAddress(req.ip ?? req.socket.remoteAddress ?? 'unknown');
       else return;
     } catch (err) {
-      // The budget store is away (Redis down): serve rather than refuse everyone.
+      // Only the plan lookup can fail here (the database); serve rather than refuse everyone.
       this.log.warn({ err: (err as Error).message }, 'rate limit check failed; request let through');
       return;
     }

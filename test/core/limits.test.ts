@@ -136,13 +136,20 @@ describe('rate limits shared through Redis', () => {
     }
   });
 
-  it('lets requests through (without budget headers) when Redis is unreachable', async () => {
-    const t = await startHost({ plugins: [tenantsPlugin], config: { ...REAL, redis: { url: 'redis://127.0.0.1:1' } } });
+  it("falls back to this host's budgets when Redis is unreachable", async () => {
+    const t = await startHost({ plugins: [authPlugin, tenantsPlugin], config: { ...REAL, redis: { url: 'redis://127.0.0.1:1' } } });
     try {
       const u = await t.userToken('viewer', 'lonely-co', 'free');
       const r = await t.request('GET', '/tenant/current', { token: u.token });
       expect(r.status).to.equal(200);
-      expect(r.headers.get('x-ratelimit-limit')).to.equal(null);
+      expectHeaders(r, 10, 9, 'free');
+      for (let i = 0; i < 9; i++) await t.request('GET', '/tenant/current', { token: u.token });
+      expect((await t.request('GET', '/tenant/current', { token: u.token })).status).to.equal(429);
+      // Login throttling keeps its counts in Redis too; without it, logins still answer.
+      const login = await t.request('POST', '/auth/login', { token: null, body: { email: t.admin.email, password: t.admin.password } });
+      expect(login.status).to.equal(200);
+      const wrong = await t.request('POST', '/auth/login', { token: null, body: { email: t.admin.email, password: 'wrong-password-1' } });
+      expect(wrong.status).to.equal(401);
     } finally {
       await t.stop();
     }
