@@ -24,7 +24,10 @@ export class Accounts {
     readonly sessions: Sessions,
     private readonly throttle: LoginThrottle,
     private readonly mailer: Mailer,
-  ) {}
+  ) {
+    // Made now, so that even the first unknown e-mail costs one argon2 verify, not a hash too.
+    void dummyHash();
+  }
 
   /**
    * A self-registered user gets a tenant of its own on the free plan and the member role

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import authPlugin from '../../plugins/auth';
 import tenantsPlugin from '../../plugins/tenants';
+import { ConfigError, loadConfig } from '../../core/config';
 import { REDIS_URL, startHost, type Reply, type TestHost } from '../helpers/host';
 
 // Real budgets: the plans' defaults (free 10, pro 100, enterprise 1000 a minute).
@@ -16,6 +17,19 @@ function expectHeaders(r: Reply, limit: number, remaining: number, policy: strin
   expect(r.headers.get('ratelimit-policy')).to.equal(`"${policy}";q=${limit};w=60`);
   expect(r.headers.get('ratelimit')).to.match(new RegExp(`^"${policy}";r=${remaining};t=\\d+$`));
 }
+
+describe('plans in config', () => {
+  it('keeps free, pro and enterprise, lets config change them and add plans', () => {
+    const c = loadConfig({}, { plans: { free: { requestsPerMinute: 20 }, bench: { requestsPerMinute: 5, features: ['api'] } } });
+    expect(c.plans.free.requestsPerMinute).to.equal(20);
+    expect(c.plans.free.features).to.include('api');
+    expect(c.plans.pro.requestsPerMinute).to.equal(100);
+    expect(c.plans.enterprise.requestsPerMinute).to.equal(1000);
+    expect(c.plans.bench).to.deep.equal({ requestsPerMinute: 5, features: ['api'] });
+    expect(() => loadConfig({}, { plans: { 'Bad Name': { requestsPerMinute: 1 } } })).to.throw(ConfigError);
+    expect(() => loadConfig({}, { plans: { gold: { requestsPerMinute: 0 } } })).to.throw(ConfigError, /plans\.gold\.requestsPerMinute/);
+  });
+});
 
 describe('rate limits (local store)', () => {
   let t: TestHost;
