@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
+import { WebSocket } from 'ws';
+import { definePlugin } from '../../core/plugin';
 import authPlugin from '../../plugins/auth';
 import tenantsPlugin from '../../plugins/tenants';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
@@ -332,6 +334,38 @@ describe('auth: reset mail over SMTP', () => {
     } finally {
       await t.stop();
       await smtp.close();
+    }
+  });
+});
+
+describe('auth: WebSockets use the same verifier', () => {
+  it('a revoked token is refused at the upgrade', async () => {
+    const echo = definePlugin({
+      id: 'ws-echo',
+      prefix: '/ws-echo',
+      services: [],
+      routes: [],
+      sockets: [{ path: '/stream', summary: 'hello', access: 'viewer', onConnection: (ws, { caller }) => ws.send(caller!.id) }],
+    });
+    const t = await startHost({ plugins: [authPlugin, echo] });
+    const open = (token: string) =>
+      new Promise<string>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${t.port}/ws-echo/stream?token=${token}`);
+        ws.on('message', (m) => {
+          resolve(`message:${String(m)}`);
+          ws.close();
+        });
+        ws.on('unexpected-response', (_req, res) => resolve(`status:${res.statusCode}`));
+        ws.on('error', () => undefined);
+      });
+    try {
+      await t.request('POST', '/auth/register', { token: null, body: { email: 'ws@example.org', password: PASSWORD, name: 'W' } });
+      const login = await t.request('POST', '/auth/login', { token: null, body: { email: 'ws@example.org', password: PASSWORD } });
+      expect(await open(login.body.token)).to.equal(`message:${login.body.user.id}`);
+      await t.request('POST', '/auth/logout', { token: login.body.token });
+      expect(await open(login.body.token)).to.equal('status:401');
+    } finally {
+      await t.stop();
     }
   });
 });
