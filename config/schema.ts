@@ -53,6 +53,52 @@ export const configSchema = z.object({
       tokenTtlSeconds: z.number().int().positive().default(24 * 3600),
       adminEmail: z.string().email().default('admin@example.com'),
       adminPassword: z.string().min(12, 'at least 12 characters').optional(),
+      /** Refresh tokens live this long; each use rotates them. */
+      refreshTtlSeconds: z.number().int().positive().default(14 * 24 * 3600),
+      /** Password reset tokens live this long. */
+      resetTtlSeconds: z.number().int().positive().default(3600),
+      /** Failed logins tolerated per account and per client address within windowSeconds. */
+      loginThrottle: z
+        .object({
+          accountFailures: z.number().int().positive().default(5),
+          addressFailures: z.number().int().positive().default(20),
+          windowSeconds: z.number().int().positive().default(900),
+        })
+        .prefault({}),
+      /** How often a host reloads revocations other hosts wrote (shared PostgreSQL). */
+      revocationSyncMs: z.number().int().positive().default(2000),
+    })
+    .prefault({}),
+  /** Billing plans: the per-tenant request budget and the features each enables. */
+  plans: z.preprocess(
+    (v) => mergePlans(v),
+    z.record(
+      z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'lowercase plan names'),
+      z.object({
+        requestsPerMinute: z.number().int().positive(),
+        features: z.array(z.string().min(1)).default([]),
+      }),
+    ),
+  ),
+  limits: z
+    .object({
+      /** Length of one rate-limit window. */
+      windowSeconds: z.number().int().positive().default(60),
+      /** Budget of one client address on unauthenticated auth routes (login, register, reset, verify). */
+      clientAddressPerWindow: z.number().int().positive().default(30),
+      /** Other hosts see a plan change within this time (this host at once). */
+      planCacheMs: z.number().int().nonnegative().default(5000),
+      /** Prefix of bottleneck limiter ids in Redis (tests give each run its own). */
+      redisPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/).default('pc-limits'),
+    })
+    .prefault({}),
+  mail: z
+    .object({
+      /** smtp://user:pass@host:port (or smtps://); unset keeps mail in the outbox table only. */
+      smtpUrl: z.string().regex(/^smtps?:\/\//, 'an smtp:// URL').optional(),
+      from: z.string().min(3).default('platform-control <no-reply@localhost>'),
+      /** Link put in reset mails; `{token}` is replaced by the token. */
+      resetUrl: z.string().optional(),
     })
     .prefault({}),
   /** Service-level objectives per domain; the SLO endpoints measure task outcomes against them. */
@@ -92,6 +138,33 @@ export const configSchema = z.object({
     })
     .prefault({}),
 });
+
+// free, pro and enterprise always exist; config can change them or add plans.
+export const DEFAULT_PLANS: Record<string, { requestsPerMinute: number; features: string[] }> = {
+  free: { requestsPerMinute: 10, features: ['api', 'kernels', 'websocket_stream', 'telemetry_ingest'] },
+  pro: {
+    requestsPerMinute: 100,
+    features: ['api', 'kernels', 'websocket_stream', 'telemetry_ingest', 'workflows', 'webhooks', 'chaos', 'aiops', 'automation', 'copilot'],
+  },
+  enterprise: {
+    requestsPerMinute: 1000,
+    features: [
+      'api', 'kernels', 'websocket_stream', 'telemetry_ingest', 'workflows', 'webhooks', 'chaos', 'aiops', 'automation', 'copilot',
+      'enterprise', 'agi', 'compliance', 'secsuite', 'interop', 'sla',
+    ],
+  },
+};
+
+function mergePlans(v: unknown): unknown {
+  if (v === undefined) return structuredClone(DEFAULT_PLANS);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const out: Record<string, unknown> = structuredClone(DEFAULT_PLANS);
+  for (const [k, p] of Object.entries(v)) {
+    const base = out[k];
+    out[k] = base && p && typeof p === 'object' && !Array.isArray(p) ? { ...(base as object), ...p } : p;
+  }
+  return out;
+}
 
 export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

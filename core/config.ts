@@ -21,6 +21,8 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['ADMIN_EMAIL', ['auth', 'adminEmail'], 'string'],
   ['ADMIN_PASSWORD', ['auth', 'adminPassword'], 'string'],
   ['NODE_ENV', ['env'], 'string'],
+  ['SMTP_URL', ['mail', 'smtpUrl'], 'string'],
+  ['MAIL_FROM', ['mail', 'from'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

@@ -5,8 +5,14 @@ import type { WebSocketServer } from 'ws';
 import { ActionLog, actionMigrations } from './actions';
 import { AuthService, loadSecret } from './auth/service';
 import { bootstrapAdmin, coreMigrations } from './auth/store';
+import { Accounts } from './auth/accounts';
+import { Mailer } from './auth/mail';
+import { Revocations } from './auth/revocations';
+import { Sessions } from './auth/sessions';
+import { LoginThrottle, MemoryCounter, RedisCounter } from './auth/throttle';
+import { RateLimiter } from './limits';
 import type { Config } from './config';
-import { migrate, openDatabase } from './db';
+import { migrate, openDatabase, type Db } from './db';
 import { EventBus } from './events';
 import { HealthRegistry, timed } from './health';
 import { buildApp } from './http/app';
@@ -17,7 +23,7 @@ import { BootError, checkPlugins, discoverPlugins } from './loader';
 import { createLogger, type Logger } from './logger';
 import { metaPlugin } from './meta';
 import type { PluginDef } from './plugin';
-import { openRedis } from './redis';
+import { openRedis, type Redis } from './redis';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -34,7 +40,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -97,17 +103,22 @@ export class Host {
     }
     const health = new HealthRegistry();
     const events = new EventBus();
+    const auth = new AuthService(this.config, db, loadSecret(this.config));
+    const pipeline = new Pipeline();
+    const { accounts, limits } = await this.startAuth(db, auth, pipeline, redis);
     this.services = {
       config: this.config,
       db,
       log: this.log,
       events,
-      auth: new AuthService(this.config, db, loadSecret(this.config)),
+      auth,
       health,
-      pipeline: new Pipeline(),
+      pipeline,
       lifecycle: this.lifecycle,
       redis,
       actions: new ActionLog(db, events),
+      limits,
+      accounts,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);
@@ -132,6 +143,24 @@ export class Host {
     this.lifecycle.state = 'running';
     this.log.info({ port: this.port, plugins: this.plugins.map((p) => p.id) }, 'host started');
     return { port: this.port, admin };
+  }
+
+  /** Revocation (checked on every token), sessions, login throttling, mail and rate limits. */
+  private async startAuth(db: Db, auth: AuthService, pipeline: Pipeline, redis: Redis | null) {
+    const revocations = new Revocations(db, this.config.auth.revocationSyncMs);
+    await revocations.start();
+    this.onStop(() => revocations.stop());
+    auth.addClaimsCheck(revocations.check);
+    const limits = new RateLimiter(this.config, async (id) => ((await db('tenants').where({ id }).first('plan')) as { plan?: string } | undefined)?.plan ?? null, this.log);
+    this.onStop(() => limits.close());
+    pipeline.before.push(limits.hook);
+    if (!(await limits.ready(2000))) this.log.warn('rate limits: Redis not reachable yet; requests are let through until it is');
+    const counter = redis ? new RedisCounter(redis, `${this.config.limits.redisPrefix}:login:`) : new MemoryCounter();
+    const mailer = new Mailer(db, this.config, this.log);
+    this.onStop(() => mailer.close());
+    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer);
+    this.onStop(() => accounts.settle());
+    return { accounts, limits };
   }
 
   private registerCoreHealth(): void {

@@ -42,6 +42,8 @@ export interface RouteSpec<P, Q, B, R> {
   produces?: string;
   /** Extra statuses this route answers, for the OpenAPI document. */
   errors?: number[];
+  /** Unauthenticated calls count against a budget per client address (auth routes). */
+  limitByAddress?: boolean;
   handler(ctx: HandlerContext<Out<P>, Out<Q>, Out<B>>): Promise<In<R> | void> | In<R> | void;
 }
 

@@ -8,6 +8,8 @@ import type { HealthRegistry } from './health';
 import type { Pipeline } from './http/pipeline';
 import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
+import type { Accounts } from './auth/accounts';
+import type { RateLimiter } from './limits';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -27,6 +29,10 @@ export interface Services {
   redis: Redis | null;
   /** The record of every control action (manual and automated). */
   actions: ActionLog;
+  /** Per-tenant (by plan) and per-address request budgets. */
+  limits: RateLimiter;
+  /** Registration, login, sessions (refresh, logout) and password reset. */
+  accounts: Accounts;
 }
 
 export type ServiceName = keyof Services;

@@ -22,3 +22,15 @@ export function dummyHash(): Promise<string> {
   dummy ??= hashPassword('no-such-user-timing-equaliser');
   return dummy;
 }
+
+/**
+ * The password rule: 10 to 128 characters, with at least one letter and at least one
+ * digit or symbol. Length does most of the work; the mix refuses "aaaaaaaaaa"-style words.
+ */
+export const PASSWORD_RULE = '10 to 128 characters, with at least one letter and at least one digit or symbol';
+
+export function passwordProblem(password: string): string | null {
+  if (password.length < 10 || password.length > 128) return `Password must be ${PASSWORD_RULE}`;
+  if (!/\p{L}/u.test(password) || !/[^\p{L}]/u.test(password)) return `Password must be ${PASSWORD_RULE}`;
+  return null;
+}

@@ -1,4 +1,5 @@
 import { drive, type Row } from './harness';
+import { authScenario } from './auth';
 
 export interface BenchContext {
   url: string;
@@ -48,4 +49,5 @@ export const scenarios: Scenario[] = [
       ];
     },
   },
+  authScenario,
 ];

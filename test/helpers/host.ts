@@ -65,6 +65,10 @@ export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
     dataDir,
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     auth: { adminPassword: 'admin-password-for-tests' },
+    // Tests of other areas run as the platform admin (enterprise plan) and log in freely:
+    // generous budgets here; the limit tests set real ones (opts.config / opts.limits).
+    plans: { enterprise: { requestsPerMinute: 1_000_000 } },
+    limits: { clientAddressPerWindow: 1_000_000, redisPrefix: `pc-test-${crypto.randomBytes(6).toString('hex')}` },
     database: db === 'postgres' ? { url: PG_URL, schema: pgSchema } : {},
   };
   const config = loadConfig(opts.env ?? {}, merge(base, opts.config ?? {}));

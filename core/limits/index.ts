@@ -1,0 +1,117 @@
+import type { Request, Response } from 'express';
+import type { Config } from '../config';
+import { TooManyRequests } from '../errors';
+import type { BeforeHook } from '../http/pipeline';
+import type { Logger } from '../logger';
+import type { RouteDef } from '../plugin';
+import type { Caller } from '../roles';
+import { Buckets, type Take } from './buckets';
+
+export type { Take };
+
+/** How the limiter learns a tenant's plan (the database in the host; a constant in benches). */
+export type PlanLookup = (tenantId: string) => Promise<string | null>;
+
+/** The plan used when a tenant's plan is unknown or no longer configured. */
+export const FALLBACK_PLAN = 'free';
+
+/**
+ * Request budgets: per tenant by plan for every authenticated request, and per client
+ * address for unauthenticated calls of routes that ask for it (login, register, reset,
+ * verify). Over budget answers 429 at once; nothing is queued.
+ */
+export class RateLimiter {
+  private readonly buckets: Buckets;
+  private readonly plans = new Map<string, { plan: Promise<string>; until: number }>();
+  private readonly windowSeconds: number;
+
+  constructor(
+    private readonly config: Config,
+    private readonly lookup: PlanLookup,
+    private readonly log: Logger,
+  ) {
+    this.windowSeconds = config.limits.windowSeconds;
+    this.buckets = new Buckets(this.windowSeconds * 1000, config.limits.redisPrefix, config.redis.url, log);
+  }
+
+  /** Waits (bounded) for the shared store; false when it is not reachable yet. */
+  ready(ms: number): Promise<boolean> {
+    return this.buckets.ready(ms);
+  }
+
+  /** True when the budgets live in Redis and are shared by every host. */
+  get shared(): boolean {
+    return this.buckets.shared;
+  }
+
+  /** The tenant's plan name, cached for `limits.planCacheMs`. */
+  planOf(tenantId: string): Promise<string> {
+    const now = Date.now();
+    const hit = this.plans.get(tenantId);
+    if (hit && hit.until > now) return hit.plan;
+    const plan = this.lookup(tenantId).then((p) => (p && this.config.plans[p] ? p : FALLBACK_PLAN));
+    this.plans.set(tenantId, { plan, until: now + this.config.limits.planCacheMs });
+    plan.catch(() => this.plans.delete(tenantId));
+    return plan;
+  }
+
+  /** A plan changed on this host: the new budget applies from the next request. */
+  planChanged(tenantId: string): void {
+    this.plans.delete(tenantId);
+  }
+
+  /** Takes one request from the caller's tenant budget. */
+  async takeTenant(tenantId: string): Promise<{ take: Take; policy: string }> {
+    const plan = await this.planOf(tenantId);
+    const limit = this.config.plans[plan].requestsPerMinute;
+    // The plan and limit are part of the key, so a plan change starts a fresh budget at once.
+    return { take: await this.buckets.take(`t:${tenantId}:${plan}:${limit}`, limit), policy: plan };
+  }
+
+  async takeAddress(address: string): Promise<{ take: Take; policy: string }> {
+    const limit = this.config.limits.clientAddressPerWindow;
+    return { take: await this.buckets.take(`a:${address}:${limit}`, limit), policy: 'address' };
+  }
+
+  /** The pipeline hook: runs after authentication, before validation. */
+  readonly hook: BeforeHook = async (req: Request, res: Response, route: RouteDef, caller: Caller | null) => {
+    let outcome: { take: Take; policy: string };
+    try {
+      if (caller) outcome = await this.takeTenant(caller.tenantId);
+      else if (route.limitByAddress) outcome = await this.takeAddress(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+      else return;
+    } catch (err) {
+      // Only the plan lookup can fail here (the database); serve rather than refuse everyone.
+      this.log.warn({ err: (err as Error).message }, 'rate limit check failed; request let through');
+      return;
+    }
+    const { take, policy } = outcome;
+    setRateLimitHeaders(res, take, policy, this.windowSeconds);
+    if (!take.allowed) {
+      const wait = secondsUntil(take.resetAt);
+      throw new TooManyRequests(`Rate limit exceeded: ${take.limit} requests per ${this.windowSeconds} s (${policy}); retry in ${wait} s`, wait);
+    }
+  };
+
+  async close(): Promise<void> {
+    await this.buckets.close();
+  }
+}
+
+function secondsUntil(epochMs: number): number {
+  return Math.max(1, Math.ceil((epochMs - Date.now()) / 1000));
+}
+
+/**
+ * X-RateLimit-* (Reset in UTC epoch seconds) and the IETF draft fields
+ * (draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy `"<name>";q=<quota>;w=<window s>`,
+ * RateLimit `"<name>";r=<remaining>;t=<seconds to reset>`).
+ */
+export function setRateLimitHeaders(res: Response, take: Take, policy: string, windowSeconds: number): void {
+  const resetSeconds = Math.max(0, Math.ceil((take.resetAt - Date.now()) / 1000));
+  res.setHeader('X-RateLimit-Limit', String(take.limit));
+  res.setHeader('X-RateLimit-Remaining', String(take.remaining));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil(take.resetAt / 1000)));
+  res.setHeader('RateLimit-Policy', `"${policy}";q=${take.limit};w=${windowSeconds}`);
+  res.setHeader('RateLimit', `"${policy}";r=${take.remaining};t=${resetSeconds}`);
+}
