@@ -21,6 +21,9 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['ADMIN_EMAIL', ['auth', 'adminEmail'], 'string'],
   ['ADMIN_PASSWORD', ['auth', 'adminPassword'], 'string'],
   ['NODE_ENV', ['env'], 'string'],
+  ['LLM_BASE_URL', ['mesh', 'settings', 'llm', 'base_url'], 'string'],
+  ['LLM_API_KEY', ['mesh', 'settings', 'llm', 'api_key'], 'string'],
+  ['LLM_MODEL', ['mesh', 'settings', 'llm', 'model'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

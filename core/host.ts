@@ -18,6 +18,9 @@ import { createLogger, type Logger } from './logger';
 import { metaPlugin } from './meta';
 import type { PluginDef } from './plugin';
 import { openRedis } from './redis';
+import { Hub } from './hub/hub';
+import { Mesh } from './mesh/mesh';
+import { meshMigrations } from './mesh/store';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -34,7 +37,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'mesh', 'hub'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -81,7 +84,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -97,6 +100,13 @@ export class Host {
     }
     const health = new HealthRegistry();
     const events = new EventBus();
+    const actions = new ActionLog(db, events);
+    const mesh = new Mesh(this.config, db, events, actions, this.log);
+    this.onStop(() => mesh.stop());
+    await mesh.start();
+    const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
+    this.onStop(() => hub.stop());
+    await hub.start();
     this.services = {
       config: this.config,
       db,
@@ -107,7 +117,9 @@ export class Host {
       pipeline: new Pipeline(),
       lifecycle: this.lifecycle,
       redis,
-      actions: new ActionLog(db, events),
+      actions,
+      mesh,
+      hub,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);
@@ -149,7 +161,7 @@ export class Host {
         return { status: 'unhealthy', detail: { error: (err as Error).message } };
       }
     });
-    health.register('kernels', async () => ({ status: 'unknown', detail: { reason: 'no kernel mesh is running' } }));
+    health.register('kernels', () => this.services.mesh.probe());
   }
 
   /** Adds a function to run at stop (core areas close their resources with it). */

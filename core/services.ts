@@ -8,6 +8,8 @@ import type { HealthRegistry } from './health';
 import type { Pipeline } from './http/pipeline';
 import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
+import type { Mesh } from './mesh/mesh';
+import type { Hub } from './hub/hub';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -27,6 +29,10 @@ export interface Services {
   redis: Redis | null;
   /** The record of every control action (manual and automated). */
   actions: ActionLog;
+  /** The kernel mesh: kernels, nodes, tasks, control, health, stats (core/mesh). */
+  mesh: Mesh;
+  /** The live stream of /ops/stream (core/hub). */
+  hub: Hub;
 }
 
 export type ServiceName = keyof Services;

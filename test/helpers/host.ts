@@ -66,6 +66,8 @@ export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     auth: { adminPassword: 'admin-password-for-tests' },
     database: db === 'postgres' ? { url: PG_URL, schema: pgSchema } : {},
+    // One single-thread node per kernel keeps every test host light; mesh tests ask for more.
+    mesh: { nodesPerKernel: 1, threadsPerNode: 1 },
   };
   const config = loadConfig(opts.env ?? {}, merge(base, opts.config ?? {}));
   const host = new Host({ config, plugins: opts.plugins, logger: opts.logger });
