@@ -4,10 +4,20 @@ import crypto from 'node:crypto';
 // Letters, numbers, single punctuation runs, and whitespace, the way GPT-style pre-tokenizers split.
 const PIECES = /'(?:s|t|re|ve|m|ll|d)|\s?\p{L}+|\s?\p{N}{1,3}|\s?[^\s\p{L}\p{N}]+|\s+/gu;
 
-/** Token estimate: pre-tokenizer pieces, each longer piece counting one token per 4 characters. */
+/**
+ * Token estimate: GPT-style pre-tokenizer pieces; a word of up to 7 letters is one token
+ * (common words are single BPE tokens), a longer one a token per 5 letters; a punctuation
+ * run a token per 3 characters.
+ */
 export function countTokens(text: string): number {
   let n = 0;
-  for (const m of text.matchAll(PIECES)) n += Math.max(1, Math.ceil(m[0].trim().length / 4) || 1);
+  for (const m of text.matchAll(PIECES)) {
+    const piece = m[0].trim();
+    if (piece.length === 0) n += 1;
+    else if (/^\p{L}/u.test(piece)) n += piece.length <= 7 ? 1 : Math.ceil(piece.length / 5);
+    else if (/^\p{N}/u.test(piece)) n += 1;
+    else n += Math.ceil(piece.length / 3);
+  }
   return n;
 }
 

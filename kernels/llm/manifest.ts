@@ -12,7 +12,7 @@ export default defineKernel({
   slo: { latency_p95_ms: 2000, error_rate: 0.02 },
   tasks: {
     count_tokens: task({
-      summary: 'Token estimate of a text (GPT-style pre-tokenizer, long pieces split every 4 characters), with words and characters',
+      summary: 'Token estimate of a text (GPT-style pre-tokenizer; words up to 7 letters one token, longer ones one per 5 letters), with words and characters',
       input: z.object({ text: z.string().max(1_000_000) }),
       output: z.object({ tokens: z.number().int(), words: z.number().int(), characters: z.number().int(), method: z.string() }),
     }),
