@@ -55,8 +55,11 @@ describe('ops-mesh plugin (/ops mesh endpoints)', () => {
     expect(r.body.changed).to.deep.equal(['trading-1', 'trading-2']);
     // Nothing in flight: at the deadline the mesh completes the drain itself.
     await until(() => t.host.services.mesh.kernel('trading').state === 'drained', 4000, 'drained at the deadline');
-    const auto = await t.host.services.actions.list({ limit: 5, source: 'automated', action: 'complete_drain' });
-    expect(auto.actions.map((a) => a.target_id).sort()).to.deep.equal(['trading-1', 'trading-2']);
+    const auto = await until(async () => {
+      const l = await t.host.services.actions.list({ limit: 5, source: 'automated', action: 'complete_drain' });
+      return l.actions.length === 2 ? l : null;
+    }, 3000, 'two automated actions');
+    expect(auto!.actions.map((a) => a.target_id).sort()).to.deep.equal(['trading-1', 'trading-2']);
     expect((await t.request('POST', '/ops/kernels/trading/drain', { token: operator, body: {} })).status).to.equal(409);
     expect((await t.request('POST', '/ops/kernels/trading/resume', { token: operator })).status).to.equal(200);
   });
