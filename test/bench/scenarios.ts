@@ -1,4 +1,5 @@
 import { drive, type Row } from './harness';
+import { healthFanOut, taskApiVsPool } from './mesh';
 
 export interface BenchContext {
   url: string;
@@ -19,4 +20,6 @@ export const scenarios: Scenario[] = [
       return [{ name: 'GET /health/ (service)', figures: await drive({ url: `${ctx.url}/health/` }) }];
     },
   },
+  taskApiVsPool,
+  healthFanOut,
 ];
