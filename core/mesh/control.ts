@@ -195,11 +195,7 @@ export class MeshControl {
     if (!Number.isInteger(n) || n < 1 || n > 64) throw invalid(['body', 'threads'], 'threads must be a whole number from 1 to 64');
     const previous = node.threads;
     node.threads = n;
-    if (node.pool && node.state !== 'drained') {
-      const old = node.pool;
-      node.startPool();
-      void old.close().catch(() => undefined);
-    }
+    if (node.pool && node.state !== 'drained') node.replacePool();
     kernel.notify();
     await this.mesh.record(actor, 'set_threads', 'node', nodeId, 'succeeded', { previous, threads: n });
     return node.view(kernel.id);

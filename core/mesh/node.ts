@@ -119,8 +119,21 @@ export class MeshNode {
     this.pool = pool;
   }
 
+  /** Pools replaced by a resize that are finishing their tasks before they close. */
+  private readonly retiring = new Set<Piscina>();
+
+  /** Swaps in a new pool (new thread count); the old one finishes its tasks, then closes. */
+  replacePool(): void {
+    const old = this.pool;
+    this.startPool();
+    if (!old) return;
+    this.retiring.add(old);
+    void old.close().catch(() => undefined).finally(() => this.retiring.delete(old));
+  }
+
   /** Terminates every thread; running tasks fail. Resolves when the threads have exited. */
   async destroyPool(): Promise<void> {
+    await Promise.allSettled([...this.retiring].map((p) => p.destroy()));
     const pool = this.pool;
     if (!pool) return;
     this.lastTiming = { run: this.summary(pool.histogram.runTime), wait: this.summary(pool.histogram.waitTime) };
