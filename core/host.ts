@@ -103,7 +103,9 @@ export class Host {
     const actions = new ActionLog(db, events);
     const mesh = new Mesh(this.config, db, events, actions, this.log);
     this.onStop(() => mesh.stop());
-    await mesh.start();
+    await mesh.start().catch((err: Error) => {
+      throw new BootError(`kernel mesh: ${err.message}`);
+    });
     const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
     this.onStop(() => hub.stop());
     await hub.start();

@@ -319,10 +319,15 @@ export class Mesh {
     };
   }
 
-  async incidents(opts: { kernelId?: string; limit: number; since?: string }): Promise<HealthIncident[]> {
+  /** Newest first; `after` is the [at, id] of the last row of the previous page. */
+  async incidents(opts: { kernelId?: string; limit: number; since?: string; after?: [string, string] }): Promise<HealthIncident[]> {
     const q = this.db('health_incidents').orderBy([{ column: 'at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
     if (opts.kernelId) q.where('kernel_id', opts.kernelId);
     if (opts.since) q.where('at', '>=', opts.since);
+    if (opts.after) {
+      const [at, id] = opts.after;
+      q.where((w) => w.where('at', '<', at).orWhere((x) => x.where('at', at).andWhere('id', '<', id)));
+    }
     return q;
   }
 
@@ -403,7 +408,8 @@ export class Mesh {
   drainNode(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor) { return this.control.drainNode(id, opts, actor); }
   completeDrain(id: string, opts: { force?: boolean }, actor: ActionActor) { return this.control.completeDrain(id, opts, actor); }
   abortDrain(id: string, actor: ActionActor) { return this.control.abortDrain(id, actor); }
-  drainStatus(id: string): DrainStatus { return this.nodeOf(id).node.drainStatus(); }
+  /** A read: the actor (accepted for symmetry with the other calls) is not recorded. */
+  drainStatus(id: string, _actor?: ActionActor): DrainStatus { return this.nodeOf(id).node.drainStatus(); }
   pauseKernel(id: string, actor: ActionActor) { return this.control.kernelAction('pause', id, {}, actor); }
   resumeKernel(id: string, actor: ActionActor) { return this.control.kernelAction('resume', id, {}, actor); }
   drainKernel(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor) { return this.control.kernelAction('drain', id, opts, actor); }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { NotFound } from '../../core/errors';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { invalid, NotFound } from '../../core/errors';
 import { overall } from '../../core/health';
 import { health as meshHealth, incident, kernelId } from '../../core/mesh/schemas';
 import { definePlugin, route } from '../../core/plugin';
@@ -81,12 +82,23 @@ export default definePlugin({
       path: '/incidents/recent',
       summary: 'Recent health changes of kernels and nodes into and out of degraded or unhealthy, newest first',
       access: 'viewer',
-      query: z.object({ domain: kernelId.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), since: z.iso.datetime().optional() }),
-      response: z.object({ incidents: z.array(incident), next_cursor: z.null() }),
+      query: z.object({ domain: kernelId.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), since: z.iso.datetime().optional(), cursor: z.string().max(200).optional() }),
+      response: z.object({ incidents: z.array(incident), next_cursor: z.string().nullable() }),
       handler: async ({ query, services }) => {
         if (query.domain) services.mesh.kernel(query.domain);
-        const incidents = await services.mesh.incidents({ kernelId: query.domain, limit: query.limit, since: query.since });
-        return { incidents, next_cursor: null };
+        let after: [string, string] | undefined;
+        if (query.cursor) {
+          try {
+            const [at, id] = decodeCursor(query.cursor);
+            after = [at!, id!];
+          } catch {
+            throw invalid(['query', 'cursor'], 'malformed cursor');
+          }
+        }
+        const rows = await services.mesh.incidents({ kernelId: query.domain, limit: query.limit + 1, since: query.since, after });
+        const page = rows.slice(0, query.limit);
+        const last = page[page.length - 1];
+        return { incidents: page, next_cursor: rows.length > query.limit && last ? encodeCursor(last.at, last.id) : null };
       },
     }),
   ],

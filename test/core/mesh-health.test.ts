@@ -41,6 +41,12 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
     }, 3000, 'incidents');
     const nodeRows = incidents!.body.incidents.filter((i: any) => i.node_id === 'probe-1');
     expect(nodeRows.map((i: any) => i.health)).to.include.members(['unhealthy', 'healthy']);
+    const first = await t.request('GET', '/health/incidents/recent?domain=probe&limit=1', { token: viewer });
+    expect(first.body.incidents).to.have.length(1);
+    const second = await t.request('GET', `/health/incidents/recent?domain=probe&limit=1&cursor=${first.body.next_cursor}`, { token: viewer });
+    expect(second.body.incidents[0].id).to.not.equal(first.body.incidents[0].id);
+    expect(second.body.incidents[0].at <= first.body.incidents[0].at).to.equal(true);
+    expect((await t.request('GET', '/health/incidents/recent?cursor=bad', { token: viewer })).status).to.equal(422);
     expect((await t.request('GET', '/health/incidents/recent', { token: null })).status).to.equal(401);
     expect((await t.request('GET', '/health/incidents/recent?limit=0', { token: viewer })).status).to.equal(422);
     expect((await t.request('GET', '/health/incidents/recent?domain=nope', { token: viewer })).status).to.equal(404);

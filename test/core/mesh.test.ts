@@ -188,3 +188,11 @@ describe('mesh: nodes, routing and control', () => {
     }
   });
 });
+
+describe('mesh: kernel discovery', () => {
+  it('refuses to start with a clear message when a kernel folder is missing', async () => {
+    let message = '';
+    await startMeshHost(['probe'], { kernelDirs: ['/nonexistent/kernels'] }).catch((e: Error) => (message = e.message));
+    expect(message).to.equal('kernel mesh: kernel folder /nonexistent/kernels does not exist');
+  });
+});
