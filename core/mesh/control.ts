@@ -7,7 +7,8 @@ import type { ActionActor, DrainStatus, NodeState, NodeView } from './types';
 type NodeAction = 'pause' | 'resume' | 'drain';
 
 /** Why `action` is refused in `state`, or null when DESIGN §5 allows it. */
-export function refusal(action: NodeAction | 'complete' | 'abort', state: NodeState, id: string): string | null {
+export function refusal(action: NodeAction | 'complete' | 'abort', state: NodeState, id: string, busy = false): string | null {
+  if (busy) return `Node ${id} is terminating its threads; try again in a moment`;
   const allowed: Record<string, NodeState[]> = { pause: ['active'], resume: ['paused', 'drained'], drain: ['active', 'paused'], complete: ['draining'], abort: ['draining'] };
   if (allowed[action]!.includes(state)) return null;
   const why: Record<string, Partial<Record<NodeState, string>>> = {
@@ -99,7 +100,12 @@ export class MeshControl {
     if (node.drain) node.drain.completedAt = Date.now();
     const before = kernel.state();
     const previous = node.setState('drained');
-    await node.destroyPool();
+    node.busy = true;
+    try {
+      await node.destroyPool();
+    } finally {
+      node.busy = false;
+    }
     node.health = 'unknown';
     node.reason = 'drained: the node has no threads';
     this.mesh.events.publish('node_state', { node_id: node.id, kernel_id: kernel.id, state: 'drained', previous, aborted_tasks: force ? aborted : 0 });
@@ -110,7 +116,7 @@ export class MeshControl {
 
   async nodeAction(action: NodeAction, id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor): Promise<NodeView> {
     const { node, kernel } = this.mesh.nodeOf(id);
-    const why = refusal(action, node.state, id);
+    const why = refusal(action, node.state, id, node.busy);
     if (why) return this.refuse(actor, `${action}_node`, 'node', id, why);
     const previous = node.state;
     await this.apply(action, node, kernel, opts, actor);
@@ -128,7 +134,7 @@ export class MeshControl {
 
   async completeDrain(id: string, opts: { force?: boolean }, actor: ActionActor): Promise<NodeView> {
     const { node, kernel } = this.mesh.nodeOf(id);
-    const why = refusal('complete', node.state, id);
+    const why = refusal('complete', node.state, id, node.busy);
     if (why) return this.refuse(actor, 'complete_drain', 'node', id, why);
     const inFlight = node.inFlight;
     if (inFlight > 0 && !opts.force) {
@@ -141,7 +147,7 @@ export class MeshControl {
 
   async abortDrain(id: string, actor: ActionActor): Promise<NodeView> {
     const { node, kernel } = this.mesh.nodeOf(id);
-    const why = refusal('abort', node.state, id);
+    const why = refusal('abort', node.state, id, node.busy);
     if (why) return this.refuse(actor, 'abort_drain', 'node', id, why);
     if (node.drain?.timer) clearTimeout(node.drain.timer);
     node.drain = null;
@@ -156,7 +162,7 @@ export class MeshControl {
     const changed: string[] = [];
     const skipped: Array<{ node_id: string; reason: string }> = [];
     for (const node of kernel.nodes) {
-      const why = refusal(action, node.state, node.id);
+      const why = refusal(action, node.state, node.id, node.busy);
       if (why) skipped.push({ node_id: node.id, reason: why });
       else {
         await this.apply(action, node, kernel, opts, actor);
@@ -182,7 +188,7 @@ export class MeshControl {
 
   async removeNode(nodeId: string, actor: ActionActor): Promise<void> {
     const { node, kernel } = this.mesh.nodeOf(nodeId);
-    if (node.state !== 'drained') return this.refuse(actor, 'remove_node', 'node', nodeId, `Node ${nodeId} is ${node.state}; drain it before removing it`);
+    if (node.state !== 'drained' || node.busy) return this.refuse(actor, 'remove_node', 'node', nodeId, `Node ${nodeId} is ${node.busy ? 'terminating its threads' : node.state}; drain it before removing it`);
     kernel.nodes.splice(kernel.nodes.indexOf(node), 1);
     this.mesh.nodeMap.delete(nodeId);
     this.mesh.events.publish('node_state', { node_id: nodeId, kernel_id: kernel.id, state: 'removed', previous: 'drained' });

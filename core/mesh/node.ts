@@ -69,6 +69,8 @@ export class MeshNode {
   threads: number;
   control: NodeControl | null = null;
   drain: DrainRecord | null = null;
+  /** Set while the pool is being destroyed; other actions wait their turn (409). */
+  busy = false;
   inFlight = 0;
   tasksRun = 0;
   tasksFailed = 0;
