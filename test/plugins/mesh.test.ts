@@ -51,4 +51,39 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
     expect((await mesh.addNode('analytics', who)).id).to.equal('analytics-3');
     expect((await t.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [3] } })).status).to.equal(200);
   });
+
+  it('POST /mesh/nodes, PUT .../threads and DELETE /mesh/nodes/{id} over HTTP (operator)', async () => {
+    const operator = (await t.userToken('operator')).token;
+    expect((await t.request('POST', '/mesh/nodes', { token: viewer, body: { kernel_id: 'analytics' } })).status).to.equal(403);
+    expect((await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'nope' } })).status).to.equal(404);
+    expect((await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 0 } })).status).to.equal(422);
+    const added = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 1 } });
+    expect(added.status).to.equal(201);
+    const id = added.body.id as string;
+    expect(id).to.equal('analytics-4');
+    const resized = await t.request('PUT', `/mesh/nodes/${id}/threads`, { token: operator, body: { threads: 2 } });
+    expect(resized.status).to.equal(200);
+    expect(resized.body.threads).to.equal(2);
+    expect((await t.request('DELETE', `/mesh/nodes/${id}`, { token: operator })).status).to.equal(409);
+    await t.request('POST', `/mesh/nodes/${id}/drain`, { token: operator, body: {} });
+    await t.request('POST', `/mesh/nodes/${id}/drain/complete`, { token: operator });
+    expect((await t.request('DELETE', `/mesh/nodes/${id}`, { token: operator })).status).to.equal(204);
+    expect((await t.request('GET', `/mesh/nodes/${id}`, { token: viewer })).status).to.equal(404);
+    expect((await t.request('DELETE', `/mesh/nodes/${id}`, { token: operator })).status).to.equal(404);
+  });
+
+  it('POST /ops/kernels/{id}/isolate and /restore open and close the breaker by hand', async () => {
+    const operator = (await t.userToken('operator')).token;
+    const iso = await t.request('POST', '/ops/kernels/analytics/isolate', { token: operator });
+    expect(iso.status).to.equal(200);
+    expect(iso.body.breaker).to.deep.equal({ state: 'open', isolated: true });
+    expect((await t.request('POST', '/ops/kernels/analytics/isolate', { token: operator })).status).to.equal(409);
+    const r = await t.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [1] } });
+    expect(r.status).to.equal(503);
+    expect((await t.request('POST', '/ops/kernels/analytics/restore', { token: viewer })).status).to.equal(403);
+    const back = await t.request('POST', '/ops/kernels/analytics/restore', { token: operator });
+    expect(back.body.breaker).to.deep.equal({ state: 'closed', isolated: false });
+    expect((await t.request('POST', '/ops/kernels/analytics/restore', { token: operator })).status).to.equal(409);
+    expect((await t.request('POST', '/ops/kernels/nope/isolate', { token: operator })).status).to.equal(404);
+  });
 });
