@@ -64,12 +64,18 @@ export const taskApiVsPool: Scenario = {
       for (let i = 0; i < 200; i++) await pool.run({ input: INPUT }, { name: 'describe' });
       for (let i = 0; i < 200; i++) await post();
       const direct = await loop(seconds, async () => (await pool.run({ input: INPUT }, { name: 'describe' })).ok === true);
+      const viaMesh = await loop(seconds, async () => {
+        await host.services.mesh.run('analytics', 'describe', INPUT);
+        return true;
+      });
       const api = await loop(seconds, post);
       agent.destroy();
       const d = figures(direct.samples, seconds, direct.failed);
       const a = figures(api.samples, seconds, api.failed);
+      const m = figures(viaMesh.samples, seconds);
       return [
         { name: 'analytics.describe: direct pool.run (1 client, sequential)', figures: d },
+        { name: 'analytics.describe: services.mesh.run (in process)', figures: m, note: `mesh overhead p50 ${(m.p50 - d.p50).toFixed(3)} ms (validation, routing, breaker, outcome)` },
         { name: 'analytics.describe: POST /kernels/{domain}/tasks/{task}', figures: a, note: `API overhead p50 ${(a.p50 - d.p50).toFixed(3)} ms (target <= 0.3)` },
       ];
     } finally {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import WebSocket from 'ws';
 import { REDIS_URL, eachDatabase, type TestHost } from '../helpers/host';
 import { openStream, startMeshHost, until } from './mesh-helpers';
 
@@ -132,6 +133,22 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
 });
 
 describe('hub: slow clients and fan-out across hosts', () => {
+  it('pings clients and drops one that does not answer with a pong', async () => {
+    const t = await startMeshHost(['probe'], {}, 'sqlite', { hub: { pingIntervalMs: 100 } });
+    try {
+      const live = await openStream(t, t.adminToken);
+      const mute = new WebSocket(`${t.url.replace('http', 'ws')}/ops/stream?token=${t.adminToken}`, { autoPong: false });
+      const closed = new Promise<void>((resolve) => mute.once('close', () => resolve()));
+      await closed;
+      expect(t.host.services.hub.dropped.unresponsive).to.equal(1);
+      expect(t.host.services.hub.clients.size).to.equal(1);
+      expect(live.ws.readyState).to.equal(live.ws.OPEN);
+      await live.close();
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('drops a client whose send buffer passes the bound', async () => {
     const t = await startMeshHost(['probe'], {}, 'sqlite', { hub: { maxBufferedBytes: 2048 } });
     try {
