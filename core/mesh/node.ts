@@ -1,4 +1,4 @@
-import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import type { RecordableHistogram } from 'node:perf_hooks';
 import Piscina from 'piscina';
 import type { Heartbeat, NodeControl, TaskEnvelope, TaskResult, WorkerConfig } from '../../kernels/sdk';
 import type { DrainStatus, Health, NodeState, NodeView, ThreadView, Timing } from './types';

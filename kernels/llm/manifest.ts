@@ -17,7 +17,7 @@ export default defineKernel({
       output: z.object({ tokens: z.number().int(), words: z.number().int(), characters: z.number().int(), method: z.string() }),
     }),
     render_prompt: task({
-      summary: 'Fills {{name}} placeholders of a template; strict mode refuses missing variables',
+      summary: 'Fills the {{name}} variables of a template; strict mode refuses missing ones',
       input: z.object({ template: z.string().max(200_000), variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}), strict: z.boolean().default(true) }),
       output: z.object({ prompt: z.string(), used: z.array(z.string()), missing: z.array(z.string()), tokens: z.number().int() }),
     }),
