@@ -166,7 +166,7 @@ export class Mesh {
 
   private taskDef(domain: string, task: string) {
     const k = this.kernelOf(domain);
-    const def = k.manifest.tasks[task];
+    const def = Object.hasOwn(k.manifest.tasks, task) ? k.manifest.tasks[task] : undefined;
     if (!def) throw new NotFound(`Kernel "${domain}" has no task "${task}"; tasks: ${Object.keys(k.manifest.tasks).join(', ')}`);
     return { k, def };
   }

@@ -72,6 +72,7 @@ describe('kernels plugin (/kernels, /api/kernels)', () => {
     expect(bad.status).to.equal(422);
     expect(bad.body.detail[0].loc).to.deep.equal(['body', 'values', 0]);
     expect((await t.request('POST', '/kernels/analytics/tasks/nope', { token: member, body: {} })).status).to.equal(404);
+    expect((await t.request('POST', '/kernels/analytics/tasks/constructor', { token: member, body: {} })).status).to.equal(404);
     expect((await t.request('POST', '/kernels/nope/tasks/describe', { token: member, body: {} })).status).to.equal(404);
     expect((await t.request('POST', '/kernels/analytics/tasks/describe', { token: viewer, body: { values: [1] } })).status).to.equal(403);
     expect((await t.request('POST', '/kernels/analytics/tasks/describe', { token: null, body: { values: [1] } })).status).to.equal(401);
