@@ -8,7 +8,7 @@ describe('mesh: nodes, routing and control', () => {
   let operator: string;
   let viewer: string;
   before(async () => {
-    t = await startMeshHost(['probe', 'analytics'], { kernels: { analytics: { nodes: 2 } } });
+    t = await startMeshHost(['probe', 'analytics'], { kernels: { analytics: { nodes: 2 } }, noNodeWaitMs: 1000 });
     operator = (await t.userToken('operator')).token;
     viewer = (await t.userToken('viewer')).token;
     await until(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 5000, 'healthy nodes');
@@ -55,7 +55,7 @@ describe('mesh: nodes, routing and control', () => {
     const oldThreads: Worker[] = [...node.pool!.threads];
     const oldIds = oldThreads.map((w) => w.threadId);
     expect(oldIds.every((id) => id > 0)).to.equal(true);
-    const long = t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 700 } });
+    const long = t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1500 } });
     await until(() => node.inFlight === 1, 2000, 'task in flight');
     const started = await t.request('POST', '/mesh/nodes/probe-1/drain', { token: operator, body: { deadline_seconds: 60 } });
     expect(started.status).to.equal(202);
@@ -67,7 +67,7 @@ describe('mesh: nodes, routing and control', () => {
     // A new task finds no eligible node and gets 503 after the bounded wait.
     const blocked = await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } });
     expect(blocked.status).to.equal(503);
-    expect(blocked.body.detail).to.match(/no active node.*draining 1.*waited 300 ms/);
+    expect(blocked.body.detail).to.match(/no active node.*draining 1.*waited 1000 ms/);
     expect((await long).status).to.equal(200);
     const status = await t.request('GET', '/mesh/nodes/probe-1/drain/status', { token: viewer });
     expect(status.body).to.include({ state: 'draining', in_flight: 0, completed: 1, progress: 1 });
