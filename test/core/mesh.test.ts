@@ -165,6 +165,26 @@ describe('mesh: nodes, routing and control', () => {
     expect(recorded.actions[0]).to.include({ action: 'resume_kernel', result: 'succeeded', source: 'manual' });
   });
 
+  it('services.mesh.run: the caller AbortSignal aborts the running task; validateInput lists issues', async () => {
+    const mesh = t.host.services.mesh;
+    const ac = new AbortController();
+    const running = mesh.run('probe', 'wait', { ms: 10_000 }, { signal: ac.signal });
+    await until(() => mesh.nodeOf('probe-1').node.inFlight === 1, 2000, 'task in flight');
+    const t0 = Date.now();
+    ac.abort();
+    const err = (await running.catch((e: unknown) => e)) as { status: number; detail: string };
+    expect(err.status).to.equal(503);
+    expect(err.detail).to.equal('the task was cancelled');
+    expect(Date.now() - t0).to.be.below(2000);
+    expect(mesh.nodeOf('probe-1').node.inFlight).to.equal(0);
+    expect(mesh.validateInput('probe', 'wait', { ms: 'x' })).to.deep.equal([{ loc: ['body', 'ms'], msg: 'Invalid input: expected number, received string', type: 'invalid_type' }]);
+    expect(mesh.validateInput('probe', 'wait', { ms: 5 })).to.deep.equal([]);
+    const timedOut = (await mesh.run('probe', 'wait', { ms: 5000 }, { timeoutMs: 100 }).catch((e: unknown) => e)) as { status: number; detail: string };
+    expect(timedOut.status).to.equal(503);
+    expect(timedOut.detail).to.match(/did not finish within 100 ms/);
+    expect((await mesh.run('probe', 'wait', { ms: 1 })) as { thread_id: number }).to.have.property('thread_id');
+  });
+
   it('streams node and kernel state events and drain progress on pause and drain', async () => {
     const s = await openStream(t, viewer);
     try {
