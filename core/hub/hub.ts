@@ -122,26 +122,26 @@ export class Hub {
     }
   }
 
-  /** Sends one event to every client that wants it; serialised once. */
+  /** Sends one event to every client that wants it; serialised and encoded once. */
   broadcast(e: BusEvent): void {
     if (this.clients.size === 0) return;
-    const text = JSON.stringify(e);
+    const data = Buffer.from(JSON.stringify(e));
     for (const c of this.clients) {
       if (c.types && !c.types.has(e.type)) continue;
-      this.sendTo(c, text);
+      this.sendTo(c, data);
     }
   }
 
-  private sendTo(c: Client, text: string): void {
+  private sendTo(c: Client, data: string | Buffer): void {
     if (c.ws.readyState !== c.ws.OPEN) return;
     // A client that does not read holds memory: past the bound it is dropped, not buffered.
-    if (c.ws.bufferedAmount + text.length > this.cfg.maxBufferedBytes) {
+    if (c.ws.bufferedAmount + data.length > this.cfg.maxBufferedBytes) {
       this.dropped.slow++;
       this.clients.delete(c);
       c.ws.terminate();
       return;
     }
-    c.ws.send(text);
+    c.ws.send(data, { binary: false });
     this.sent++;
   }
 
