@@ -23,6 +23,9 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['NODE_ENV', ['env'], 'string'],
   ['SMTP_URL', ['mail', 'smtpUrl'], 'string'],
   ['MAIL_FROM', ['mail', 'from'], 'string'],
+  ['LLM_BASE_URL', ['mesh', 'settings', 'llm', 'base_url'], 'string'],
+  ['LLM_API_KEY', ['mesh', 'settings', 'llm', 'api_key'], 'string'],
+  ['LLM_MODEL', ['mesh', 'settings', 'llm', 'model'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

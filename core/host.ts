@@ -24,6 +24,9 @@ import { createLogger, type Logger } from './logger';
 import { metaPlugin } from './meta';
 import type { PluginDef } from './plugin';
 import { openRedis, type Redis } from './redis';
+import { Hub } from './hub/hub';
+import { Mesh } from './mesh/mesh';
+import { meshMigrations } from './mesh/store';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -40,7 +43,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -87,7 +90,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -106,6 +109,15 @@ export class Host {
     const auth = new AuthService(this.config, db, loadSecret(this.config));
     const pipeline = new Pipeline();
     const { accounts, limits } = await this.startAuth(db, auth, pipeline, redis);
+    const actions = new ActionLog(db, events);
+    const mesh = new Mesh(this.config, db, events, actions, this.log);
+    this.onStop(() => mesh.stop());
+    await mesh.start().catch((err: Error) => {
+      throw new BootError(`kernel mesh: ${err.message}`);
+    });
+    const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
+    this.onStop(() => hub.stop());
+    await hub.start();
     this.services = {
       config: this.config,
       db,
@@ -116,9 +128,11 @@ export class Host {
       pipeline,
       lifecycle: this.lifecycle,
       redis,
-      actions: new ActionLog(db, events),
+      actions,
       limits,
       accounts,
+      mesh,
+      hub,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);
@@ -178,7 +192,7 @@ export class Host {
         return { status: 'unhealthy', detail: { error: (err as Error).message } };
       }
     });
-    health.register('kernels', async () => ({ status: 'unknown', detail: { reason: 'no kernel mesh is running' } }));
+    health.register('kernels', () => this.services.mesh.probe());
   }
 
   /** Adds a function to run at stop (core areas close their resources with it). */

@@ -10,6 +10,8 @@ import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
 import type { Accounts } from './auth/accounts';
 import type { RateLimiter } from './limits';
+import type { Mesh } from './mesh/mesh';
+import type { Hub } from './hub/hub';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -33,6 +35,10 @@ export interface Services {
   limits: RateLimiter;
   /** Registration, login, sessions (refresh, logout) and password reset. */
   accounts: Accounts;
+  /** The kernel mesh: kernels, nodes, tasks, control, health, stats (core/mesh). */
+  mesh: Mesh;
+  /** The live stream of /ops/stream (core/hub). */
+  hub: Hub;
 }
 
 export type ServiceName = keyof Services;

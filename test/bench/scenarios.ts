@@ -1,5 +1,6 @@
 import { drive, type Row } from './harness';
 import { authScenario } from './auth';
+import { healthFanOut, taskApiVsPool } from './mesh';
 
 export interface BenchContext {
   url: string;
@@ -50,4 +51,6 @@ export const scenarios: Scenario[] = [
     },
   },
   authScenario,
+  taskApiVsPool,
+  healthFanOut,
 ];

@@ -70,6 +70,8 @@ export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
     plans: { enterprise: { requestsPerMinute: 1_000_000 } },
     limits: { clientAddressPerWindow: 1_000_000, redisPrefix: `pc-test-${crypto.randomBytes(6).toString('hex')}` },
     database: db === 'postgres' ? { url: PG_URL, schema: pgSchema } : {},
+    // One single-thread node per kernel keeps every test host light; mesh tests ask for more.
+    mesh: { nodesPerKernel: 1, threadsPerNode: 1 },
   };
   const config = loadConfig(opts.env ?? {}, merge(base, opts.config ?? {}));
   const host = new Host({ config, plugins: opts.plugins, logger: opts.logger });

@@ -1,0 +1,160 @@
+import crypto from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { Config } from '../config';
+import type { BusEvent, EventBus } from '../events';
+import type { Logger } from '../logger';
+import type { Redis } from '../redis';
+import type { Caller } from '../roles';
+
+interface Client {
+  ws: WebSocket;
+  caller: Caller | null;
+  /** Event types the client wants; null: all. */
+  types: Set<string> | null;
+  alive: boolean;
+}
+
+/** Envelope of an event on the Redis channel: the host it came from, and the event. */
+interface Relayed {
+  origin: string;
+  event: BusEvent;
+}
+
+/**
+ * The live stream (DESIGN §6): relays every bus event to the WebSocket clients of
+ * /ops/stream as {type, timestamp, data}; with Redis, events fan out to the other hosts.
+ */
+export class Hub {
+  readonly hostId = crypto.randomUUID();
+  readonly clients = new Set<Client>();
+  /** Clients dropped for a full send buffer or a missed pong. */
+  dropped = { slow: 0, unresponsive: 0 };
+  sent = 0;
+  private unsubscribe: (() => void) | null = null;
+  private pinger: NodeJS.Timeout | null = null;
+  private sub: Redis | null = null;
+
+  constructor(
+    private readonly cfg: Config['hub'],
+    private readonly events: EventBus,
+    private readonly redis: Redis | null,
+    private readonly log: Logger,
+    /** The mesh as a new client first sees it. */
+    private readonly snapshot: () => Record<string, unknown>,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.events.subscribe('*', (e) => {
+      this.broadcast(e);
+      if (this.redis) {
+        const msg: Relayed = { origin: this.hostId, event: e };
+        this.redis.publish(this.cfg.channel, JSON.stringify(msg)).catch(() => undefined);
+      }
+    });
+    this.pinger = setInterval(() => this.pingAll(), this.cfg.pingIntervalMs);
+    this.pinger.unref();
+    if (this.redis) {
+      // A subscribed connection can do nothing else, so the hub has its own.
+      const sub = this.redis.duplicate();
+      this.sub = sub;
+      sub.on('error', () => undefined);
+      sub.on('message', (_channel: string, text: string) => {
+        let msg: Relayed;
+        try {
+          msg = JSON.parse(text) as Relayed;
+        } catch {
+          return;
+        }
+        if (!msg || msg.origin === this.hostId || typeof msg.event?.type !== 'string') return;
+        // Another host's events go to this host's clients only (not onto the local bus),
+        // marked with the host they came from.
+        this.broadcast({ ...msg.event, origin: msg.origin } as BusEvent);
+      });
+      await sub.subscribe(this.cfg.channel).catch((err: Error) => this.log.warn({ err: err.message }, 'hub: redis subscribe failed; fan-out across hosts is off'));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    if (this.pinger) clearInterval(this.pinger);
+    for (const c of this.clients) c.ws.terminate();
+    this.clients.clear();
+    if (this.sub) await this.sub.quit().catch(() => this.sub?.disconnect());
+  }
+
+  accept(ws: WebSocket, caller: Caller | null): void {
+    const client: Client = { ws, caller, types: null, alive: true };
+    this.clients.add(client);
+    ws.on('pong', () => (client.alive = true));
+    ws.on('close', () => this.clients.delete(client));
+    ws.on('error', () => this.clients.delete(client));
+    ws.on('message', (raw, isBinary) => this.onMessage(client, isBinary ? null : raw.toString()));
+    this.sendTo(client, JSON.stringify({ type: 'snapshot', timestamp: new Date().toISOString(), data: this.snapshot() }));
+  }
+
+  private reply(client: Client, type: string, data: Record<string, unknown>): void {
+    this.sendTo(client, JSON.stringify({ type, timestamp: new Date().toISOString(), data }));
+  }
+
+  private onMessage(client: Client, text: string | null): void {
+    let msg: { type?: unknown; types?: unknown };
+    try {
+      msg = text === null ? null : JSON.parse(text);
+    } catch {
+      return this.reply(client, 'error', { detail: 'message is not JSON' });
+    }
+    if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return this.reply(client, 'error', { detail: 'message must be a JSON object with a "type"' });
+    switch (msg.type) {
+      case 'subscribe': {
+        const types = msg.types;
+        if (!Array.isArray(types) || types.length > 100 || !types.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 64)) {
+          return this.reply(client, 'error', { detail: '"types" must be a list of event type names (at most 100); [] or ["*"] for all' });
+        }
+        client.types = types.length === 0 || types.includes('*') ? null : new Set(types as string[]);
+        return this.reply(client, 'subscribed', { types: client.types ? [...client.types] : ['*'] });
+      }
+      case 'ping':
+        return this.reply(client, 'pong', {});
+      case 'snapshot':
+        return this.reply(client, 'snapshot', this.snapshot());
+      default:
+        return this.reply(client, 'error', { detail: `unknown message type "${msg.type}"; known: subscribe, ping, snapshot` });
+    }
+  }
+
+  /** Sends one event to every client that wants it; serialised and encoded once. */
+  broadcast(e: BusEvent): void {
+    if (this.clients.size === 0) return;
+    const data = Buffer.from(JSON.stringify(e));
+    for (const c of this.clients) {
+      if (c.types && !c.types.has(e.type)) continue;
+      this.sendTo(c, data);
+    }
+  }
+
+  private sendTo(c: Client, data: string | Buffer): void {
+    if (c.ws.readyState !== c.ws.OPEN) return;
+    // A client that does not read holds memory: past the bound it is dropped, not buffered.
+    if (c.ws.bufferedAmount + data.length > this.cfg.maxBufferedBytes) {
+      this.dropped.slow++;
+      this.clients.delete(c);
+      c.ws.terminate();
+      return;
+    }
+    c.ws.send(data, { binary: false });
+    this.sent++;
+  }
+
+  private pingAll(): void {
+    for (const c of this.clients) {
+      if (!c.alive) {
+        this.dropped.unresponsive++;
+        this.clients.delete(c);
+        c.ws.terminate();
+        continue;
+      }
+      c.alive = false;
+      c.ws.ping();
+    }
+  }
+}

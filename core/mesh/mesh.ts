@@ -1,0 +1,388 @@
+import path from 'node:path';
+import { z } from 'zod';
+import type { ActionLog } from '../actions';
+import type { Config } from '../config';
+import type { Db } from '../db';
+import { HttpError, NotFound, Unavailable, Unprocessable, type ValidationIssue } from '../errors';
+import type { EventBus } from '../events';
+import type { ComponentHealth } from '../health';
+import type { Logger } from '../logger';
+import type { Caller } from '../roles';
+import type { NodeControl, TaskResult } from '../../kernels/sdk';
+import { discoverKernels } from './discovery';
+import { combine, nodeHealth } from './health';
+import { Kernel, NotCounted } from './kernel';
+import { MeshNode } from './node';
+import { MeshControl } from './control';
+import { OutcomeWriter, storeIncident, type HealthIncident } from './store';
+import { overviewOf, statsOf } from './views';
+import type { ActionActor, DrainStatus, Health, KernelView, MeshStats, NodeView, TaskInfo } from './types';
+
+export type { ActionActor } from './types';
+
+const DEFAULT_KERNEL_DIR = path.resolve(__dirname, '..', '..', 'kernels');
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  caller?: Caller | null;
+}
+
+/** A task the kernel's handler failed; keeps the worker's answer for the outcome record. */
+class TaskFailed extends Error {
+  constructor(readonly result: TaskResult) {
+    super(result.ok ? '' : result.error.message);
+  }
+}
+
+/**
+ * The kernel mesh: kernels discovered from `kernels/*` run as nodes (Piscina pools);
+ * tasks go to the least busy eligible node through the kernel's circuit breaker; health
+ * is derived from heartbeats measured in the workers and from task outcomes.
+ */
+export class Mesh {
+  readonly kernelMap = new Map<string, Kernel>();
+  readonly nodeMap = new Map<string, { node: MeshNode; kernel: Kernel }>();
+  readonly cfg: Config['mesh'];
+  readonly outcomesWriter: OutcomeWriter;
+  readonly control: MeshControl;
+  globalHealth: { health: Health; reason: string } = { health: 'unknown', reason: 'starting' };
+  private loop: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    config: Config,
+    readonly db: Db,
+    readonly events: EventBus,
+    readonly actions: ActionLog,
+    readonly log: Logger,
+  ) {
+    this.cfg = config.mesh;
+    this.outcomesWriter = new OutcomeWriter(db, log, this.cfg.outcomes.flushMs, this.cfg.outcomes.batchSize);
+    this.control = new MeshControl(this);
+  }
+
+  /** Finds the kernels and starts every node's threads. */
+  async start(): Promise<void> {
+    const dirs = this.cfg.kernelDirs.length ? this.cfg.kernelDirs : [DEFAULT_KERNEL_DIR];
+    for (const found of discoverKernels(dirs)) {
+      const { manifest } = found;
+      if (this.cfg.only && !this.cfg.only.includes(manifest.domain)) continue;
+      const kernel = new Kernel(manifest, found.workerFile, this.cfg.breaker);
+      this.watchBreaker(kernel);
+      this.kernelMap.set(kernel.id, kernel);
+      const over = this.cfg.kernels[manifest.domain] ?? {};
+      const nodes = over.nodes ?? this.cfg.nodesPerKernel ?? manifest.nodes;
+      for (let i = 0; i < nodes; i++) this.createNode(kernel, over.threads ?? this.cfg.threadsPerNode ?? manifest.threadsPerNode);
+    }
+    this.loop = setInterval(() => void this.evaluate(), this.cfg.heartbeatMs);
+    this.loop.unref();
+  }
+
+  createNode(kernel: Kernel, threads: number): MeshNode {
+    const node = new MeshNode({
+      id: `${kernel.id}-${kernel.nextNodeNumber++}`,
+      domain: kernel.id,
+      workerFile: kernel.workerFile,
+      threads,
+      heartbeatMs: this.cfg.heartbeatMs,
+      maxQueue: this.cfg.maxQueuePerNode,
+      settings: this.cfg.settings[kernel.id] ?? {},
+      onError: (err) => this.log.warn({ err: err.message, kernel: kernel.id }, 'kernel pool error'),
+    });
+    node.startPool();
+    kernel.nodes.push(node);
+    this.nodeMap.set(node.id, { node, kernel });
+    return node;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.loop) clearInterval(this.loop);
+    for (const k of this.kernelMap.values()) {
+      k.shutdown();
+      for (const n of k.nodes) if (n.drain?.timer) clearTimeout(n.drain.timer);
+    }
+    await Promise.allSettled([...this.nodeMap.values()].map(({ node }) => node.destroyPool()));
+    await this.outcomesWriter.flush();
+  }
+
+  // ---- lookups and views ----
+
+  kernelOf(id: string): Kernel {
+    const k = this.kernelMap.get(id);
+    if (!k) throw new NotFound(`Unknown kernel "${id}"; known: ${[...this.kernelMap.keys()].join(', ') || 'none'}`);
+    return k;
+  }
+
+  nodeOf(id: string): { node: MeshNode; kernel: Kernel } {
+    const n = this.nodeMap.get(id);
+    if (!n) throw new NotFound(`Unknown node "${id}"`);
+    return n;
+  }
+
+  kernelView(k: Kernel): KernelView {
+    return {
+      id: k.id,
+      domain: k.id,
+      description: k.manifest.description,
+      state: k.state(),
+      health: k.health,
+      reason: k.reason,
+      breaker: { state: k.breakerState(), isolated: k.isOpen },
+      slo: k.manifest.slo,
+      tasks: Object.keys(k.manifest.tasks),
+      nodes: k.nodes.map((n) => n.view(k.id)),
+      nodes_by_state: k.nodesByState(),
+    };
+  }
+
+  kernels(): KernelView[] {
+    return [...this.kernelMap.values()].map((k) => this.kernelView(k));
+  }
+
+  kernel(id: string): KernelView {
+    return this.kernelView(this.kernelOf(id));
+  }
+
+  nodes(): NodeView[] {
+    return [...this.nodeMap.values()].map(({ node, kernel }) => node.view(kernel.id));
+  }
+
+  node(id: string): NodeView {
+    const { node, kernel } = this.nodeOf(id);
+    return node.view(kernel.id);
+  }
+
+  catalogue(domain: string): TaskInfo[] {
+    const k = this.kernelOf(domain);
+    return Object.entries(k.manifest.tasks).map(([name, t]) => ({
+      name,
+      summary: t.summary,
+      input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }),
+      output_schema: z.toJSONSchema(t.output, { io: 'output', unrepresentable: 'any' }),
+    }));
+  }
+
+  private taskDef(domain: string, task: string) {
+    const k = this.kernelOf(domain);
+    const def = Object.hasOwn(k.manifest.tasks, task) ? k.manifest.tasks[task] : undefined;
+    if (!def) throw new NotFound(`Kernel "${domain}" has no task "${task}"; tasks: ${Object.keys(k.manifest.tasks).join(', ')}`);
+    return { k, def };
+  }
+
+  validateInput(domain: string, task: string, input: unknown): ValidationIssue[] {
+    const { def } = this.taskDef(domain, task);
+    const r = def.input.safeParse(input);
+    return r.success ? [] : r.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code }));
+  }
+
+  /** Why a kernel cannot take a task now, for the 503. */
+  private whyUnavailable(k: Kernel): string {
+    if (k.nodes.length === 0) return `kernel "${k.id}" has no nodes`;
+    const s = k.nodesByState();
+    if (s.active === 0) return `kernel "${k.id}" has no active node (paused ${s.paused}, draining ${s.draining}, drained ${s.drained})`;
+    return `every active node of kernel "${k.id}" is full`;
+  }
+
+  // ---- running tasks ----
+
+  async run(domain: string, task: string, input: unknown, opts: RunOptions = {}): Promise<unknown> {
+    const { k, def } = this.taskDef(domain, task);
+    const parsed = def.input.safeParse(input);
+    if (!parsed.success) throw new Unprocessable(parsed.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
+    if (k.isOpen) throw new Unavailable(`kernel "${k.id}" is isolated: its circuit breaker is open`, Math.ceil(this.cfg.breaker.resetTimeoutMs / 1000));
+    const t0 = performance.now();
+    const node = k.pick() ?? (await k.waitForNode(this.cfg.noNodeWaitMs, opts.signal));
+    if (!node) throw new Unavailable(`${this.whyUnavailable(k)}; waited ${this.cfg.noNodeWaitMs} ms`, 1);
+    const timeoutMs = opts.timeoutMs ?? this.cfg.taskTimeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const dispatched = performance.now();
+    const finish = (ok: boolean, error: string | null, runMs: number | null) => {
+      const end = performance.now();
+      const total = end - dispatched;
+      const run = runMs ?? total;
+      node.record(ok, total, this.cfg.health.windowSeconds * 1000);
+      k.runTime.record(Math.max(1, Math.round(run * 1000)));
+      k.waitTime.record(Math.max(1, Math.round((end - t0 - run) * 1000)));
+      this.outcomesWriter.add({ kernel_id: k.id, node_id: node.id, task, ok, duration_ms: Math.round(total * 1000) / 1000, wait_ms: Math.round((end - t0 - run) * 1000) / 1000, error, tenant_id: opts.caller?.tenantId ?? null, at: new Date().toISOString() });
+      k.notify();
+      if (node.state === 'draining') this.control.onDrainTaskDone(node, k);
+    };
+    let result: TaskResult;
+    try {
+      result = (await k.breaker.fire(async () => {
+        let r: TaskResult;
+        try {
+          r = await node.run(task, parsed.data, signal);
+        } catch (err) {
+          if (opts.signal?.aborted) throw new NotCounted(new Unavailable('the task was cancelled'));
+          if (timeout.aborted) throw new Unavailable(`the task did not finish within ${timeoutMs} ms and was aborted`);
+          if (node.state === 'drained') throw new NotCounted(new Unavailable(`node ${node.id} was drained by force while the task ran`));
+          throw new HttpError(502, `the task failed: worker thread: ${(err as Error).message}`);
+        }
+        if (!r.ok && r.error.kind === 'failed') throw new TaskFailed(r);
+        if (!r.ok) throw new NotCounted(r);
+        return r;
+      })) as TaskResult;
+    } catch (err) {
+      throw this.failure(err, finish);
+    }
+    finish(true, null, result.run_ms);
+    return (result as { output: unknown }).output;
+  }
+
+  /** Maps a failed dispatch to the error the caller gets, recording its outcome. */
+  private failure(err: unknown, finish: (ok: boolean, error: string | null, runMs: number | null) => void): Error {
+    const e = err instanceof NotCounted ? err.cause : err;
+    if ((e as { code?: string })?.code === 'EOPENBREAKER') {
+      return new Unavailable('the kernel is isolated: its circuit breaker is open', Math.ceil(this.cfg.breaker.resetTimeoutMs / 1000));
+    }
+    if (e instanceof TaskFailed) {
+      finish(false, e.message, e.result.run_ms);
+      return new HttpError(502, `the task failed: ${e.message}`);
+    }
+    if (e instanceof HttpError) {
+      finish(!(e.status === 502 || /did not finish/.test(e.message)), e.message, null);
+      return e;
+    }
+    const r = e as TaskResult;
+    if (r && r.ok === false) {
+      finish(true, r.error.message, r.run_ms);
+      if (r.error.kind === 'input') return new Unprocessable([{ loc: ['body', ...r.error.loc], msg: r.error.message, type: 'value_error' }]);
+      return new Unavailable(r.error.message);
+    }
+    finish(false, (e as Error)?.message ?? 'unknown', null);
+    return new HttpError(502, `the task failed: ${(e as Error)?.message}`);
+  }
+
+  /** A real round trip to a worker of the kernel (not counted in task stats). */
+  async ping(domain: string): Promise<{ ok: boolean; node_id: string | null; thread_id: number | null; latency_ms: number | null; reason: string }> {
+    const k = this.kernelOf(domain);
+    if (k.isOpen) return { ok: false, node_id: null, thread_id: null, latency_ms: null, reason: 'circuit breaker open' };
+    const node = k.pick();
+    if (!node) return { ok: false, node_id: null, thread_id: null, latency_ms: null, reason: this.whyUnavailable(k) };
+    const t0 = performance.now();
+    try {
+      const r = await node.run('__ping', null, AbortSignal.timeout(5000));
+      return { ok: true, node_id: node.id, thread_id: r.thread_id, latency_ms: Math.round((performance.now() - t0) * 1000) / 1000, reason: 'a worker answered' };
+    } catch (err) {
+      return { ok: false, node_id: node.id, thread_id: null, latency_ms: null, reason: `no answer: ${(err as Error).message}` };
+    }
+  }
+
+  setControl(nodeId: string, control: NodeControl | null): NodeView {
+    const { node, kernel } = this.nodeOf(nodeId);
+    node.control = control && Object.keys(control).length ? { ...control } : null;
+    return node.view(kernel.id);
+  }
+
+  // ---- health ----
+
+  /** Re-derives every node's, kernel's and the mesh's health; publishes and stores changes. */
+  async evaluate(): Promise<void> {
+    if (this.stopped) return;
+    const changes: Array<Omit<HealthIncident, 'id'>> = [];
+    for (const k of this.kernelMap.values()) {
+      for (const n of k.nodes) {
+        const h = nodeHealth(n, k.manifest.slo, this.cfg);
+        if (h.health !== n.health) {
+          const previous = n.health;
+          n.health = h.health;
+          n.reason = h.reason;
+          this.events.publish('health_update', { kernel_id: k.id, node_id: n.id, domain: k.id, health: h.health, previous, reason: h.reason });
+          changes.push({ kernel_id: k.id, node_id: n.id, health: h.health, previous, reason: h.reason, at: new Date().toISOString() });
+        } else n.reason = h.reason;
+      }
+      const kh = k.isOpen ? { health: 'unhealthy' as Health, reason: 'circuit breaker open: the kernel is isolated' } : combine(k.nodes.map((n) => ({ id: n.id, health: n.health, reason: n.reason })));
+      if (kh.health !== k.health) {
+        const previous = k.health;
+        k.health = kh.health;
+        k.reason = kh.reason;
+        this.events.publish('health_update', { kernel_id: k.id, node_id: null, domain: k.id, health: kh.health, previous, reason: kh.reason });
+        changes.push({ kernel_id: k.id, node_id: null, health: kh.health, previous, reason: kh.reason, at: new Date().toISOString() });
+      } else k.reason = kh.reason;
+    }
+    this.globalHealth = combine([...this.kernelMap.values()].map((k) => ({ id: k.id, health: k.health, reason: k.reason })));
+    const bad = (h: Health) => h === 'degraded' || h === 'unhealthy';
+    for (const c of changes.filter((c) => bad(c.health) || bad(c.previous))) {
+      await storeIncident(this.db, c).catch((err: Error) => this.log.warn({ err: err.message }, 'health incident not stored'));
+    }
+  }
+
+  /** The `kernels` component of /health/. */
+  async probe(): Promise<ComponentHealth> {
+    const g = this.globalHealth;
+    return {
+      status: g.health,
+      detail: { reason: g.reason, kernels: Object.fromEntries([...this.kernelMap.values()].map((k) => [k.id, k.health])), nodes: this.nodeMap.size },
+    };
+  }
+
+  /** Newest first; `after` is the [at, id] of the last row of the previous page. */
+  async incidents(opts: { kernelId?: string; limit: number; since?: string; after?: [string, string] }): Promise<HealthIncident[]> {
+    const q = this.db('health_incidents').orderBy([{ column: 'at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
+    if (opts.kernelId) q.where('kernel_id', opts.kernelId);
+    if (opts.since) q.where('at', '>=', opts.since);
+    if (opts.after) {
+      const [at, id] = opts.after;
+      q.where((w) => w.where('at', '<', at).orWhere((x) => x.where('at', at).andWhere('id', '<', id)));
+    }
+    return q;
+  }
+
+  outcomes(domain: string, sinceIso: string) {
+    this.kernelOf(domain);
+    return this.outcomesWriter.outcomes(domain, sinceIso);
+  }
+
+  overview() {
+    return overviewOf(this);
+  }
+
+  stats(): MeshStats {
+    return statsOf(this);
+  }
+
+  // ---- breaker events ----
+
+  private watchBreaker(k: Kernel): void {
+    const publish = () => this.events.publish('breaker_state', { kernel_id: k.id, state: k.breakerState(), isolated: k.isOpen });
+    k.breaker.on('open', () => {
+      publish();
+      const s = k.breaker.stats;
+      void this.record({ source: 'automated', actor: 'breaker', cause: `${s.failures} failures of ${s.fires} tasks in the rolling window` }, 'isolate_kernel', 'kernel', k.id, 'succeeded', {}).catch(() => undefined);
+      void this.evaluate();
+    });
+    k.breaker.on('halfOpen', publish);
+    k.breaker.on('close', () => {
+      publish();
+      k.notify();
+      void this.record({ source: 'automated', actor: 'breaker', cause: 'a trial task succeeded' }, 'restore_kernel', 'kernel', k.id, 'succeeded', {}).catch(() => undefined);
+      void this.evaluate();
+    });
+  }
+
+  record(actor: ActionActor, action: string, targetType: string, targetId: string, result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown>) {
+    return this.actions.record({ source: actor.source, actor: actor.actor, cause: actor.cause ?? null, action, target_type: targetType, target_id: targetId, result, detail });
+  }
+
+  // ---- control (see control.ts) ----
+
+  pauseNode(id: string, actor: ActionActor) { return this.control.pauseNode(id, actor); }
+  resumeNode(id: string, actor: ActionActor) { return this.control.resumeNode(id, actor); }
+  drainNode(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor) { return this.control.drainNode(id, opts, actor); }
+  completeDrain(id: string, opts: { force?: boolean }, actor: ActionActor) { return this.control.completeDrain(id, opts, actor); }
+  abortDrain(id: string, actor: ActionActor) { return this.control.abortDrain(id, actor); }
+  /** A read: the actor (accepted for symmetry with the other calls) is not recorded. */
+  drainStatus(id: string, _actor?: ActionActor): DrainStatus { return this.nodeOf(id).node.drainStatus(); }
+  pauseKernel(id: string, actor: ActionActor) { return this.control.kernelAction('pause', id, {}, actor); }
+  resumeKernel(id: string, actor: ActionActor) { return this.control.kernelAction('resume', id, {}, actor); }
+  drainKernel(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor) { return this.control.kernelAction('drain', id, opts, actor); }
+  addNode(kernelId: string, actor: ActionActor, threads?: number) { return this.control.addNode(kernelId, actor, threads); }
+  removeNode(nodeId: string, actor: ActionActor) { return this.control.removeNode(nodeId, actor); }
+  setThreads(nodeId: string, n: number, actor: ActionActor) { return this.control.setThreads(nodeId, n, actor); }
+  isolateKernel(id: string, actor: ActionActor) { return this.control.isolate(id, true, actor); }
+  restoreKernel(id: string, actor: ActionActor) { return this.control.isolate(id, false, actor); }
+}

@@ -1,0 +1,258 @@
+import type { RecordableHistogram } from 'node:perf_hooks';
+import Piscina from 'piscina';
+import type { Heartbeat, NodeControl, TaskEnvelope, TaskResult, WorkerConfig } from '../../kernels/sdk';
+import type { DrainStatus, Health, NodeState, NodeView, ThreadView, Timing } from './types';
+
+export interface NodeOptions {
+  id: string;
+  domain: string;
+  workerFile: string;
+  threads: number;
+  heartbeatMs: number;
+  maxQueue: number;
+  settings: Record<string, unknown>;
+  onError(err: Error): void;
+}
+
+/** Piscina's view of one worker; `id` is its thread id, -1 once the thread has exited. */
+interface WorkerHandle {
+  readonly id: number;
+}
+
+interface ThreadRecord {
+  worker: WorkerHandle;
+  startedAt: number;
+  beat: Heartbeat | null;
+}
+
+export interface DrainRecord {
+  startedAt: number;
+  deadline: number;
+  force: boolean;
+  /** tasks_run + tasks_failed when the drain began. */
+  doneAtStart: number;
+  overdue: boolean;
+  timer: NodeJS.Timeout | null;
+  completedAt: number | null;
+}
+
+/** One outcome kept for the health window. */
+export interface Sample {
+  at: number;
+  ok: boolean;
+  ms: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function timing(h: RecordableHistogram | { count: number; mean: number; p50: number; p90: number; p99: number; max: number } | null): Timing {
+  if (!h || h.count === 0) return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 };
+  if ('percentile' in h) {
+    // perf_hooks histograms hold microseconds here.
+    const ms = (v: number) => Math.round(v) / 1000;
+    return { count: h.count, mean: ms(h.mean), p50: ms(h.percentile(50)), p90: ms(h.percentile(90)), p99: ms(h.percentile(99)), max: ms(h.max) };
+  }
+  return h;
+}
+
+/**
+ * A node: its own Piscina pool, so that it can be paused, drained and terminated on its own.
+ * Threads are fixed (min = max) so that thread ids are stable until the pool is destroyed.
+ */
+export class MeshNode {
+  state: NodeState = 'active';
+  stateSince = Date.now();
+  readonly createdAt = Date.now();
+  health: Health = 'unknown';
+  reason = 'starting: no heartbeat yet';
+  pool: Piscina | null = null;
+  threads: number;
+  control: NodeControl | null = null;
+  drain: DrainRecord | null = null;
+  /** Set while the pool is being destroyed; other actions wait their turn (409). */
+  busy = false;
+  inFlight = 0;
+  tasksRun = 0;
+  tasksFailed = 0;
+  readonly liveThreads = new Map<number, ThreadRecord>();
+  /** Recent outcomes (bounded by the health window) for error rate and latency. */
+  samples: Sample[] = [];
+  /** Aborts every running task when the pool is destroyed by force. */
+  private readonly running = new Set<AbortController>();
+  /** Run/wait times of the pools this node had before (Piscina histograms die with the pool). */
+  private lastTiming: { run: Timing; wait: Timing } | null = null;
+
+  constructor(readonly opts: NodeOptions) {
+    this.threads = opts.threads;
+  }
+
+  get id(): string {
+    return this.opts.id;
+  }
+
+  startPool(): void {
+    const data: WorkerConfig = { node_id: this.id, domain: this.opts.domain, heartbeat_ms: this.opts.heartbeatMs, settings: this.opts.settings };
+    const pool = new Piscina({
+      filename: this.opts.workerFile,
+      name: '__ping',
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      idleTimeout: 2 ** 31 - 1,
+      concurrentTasksPerWorker: 1,
+      maxQueue: this.opts.maxQueue,
+      // Atomics.wait would block an idle worker's event loop, and with it its heartbeats.
+      atomics: 'disabled',
+      recordTiming: true,
+      workerData: data,
+    });
+    pool.on('workerCreate', (w: WorkerHandle) => {
+      this.liveThreads.set(w.id, { worker: w, startedAt: Date.now(), beat: null });
+    });
+    pool.on('workerDestroy', (w: WorkerHandle) => {
+      this.liveThreads.delete(w.id);
+      for (const [id, rec] of this.liveThreads) if (rec.worker.id === -1) this.liveThreads.delete(id);
+    });
+    pool.on('message', (m: Heartbeat) => {
+      if (m?.kind !== 'heartbeat') return;
+      const rec = this.liveThreads.get(m.thread_id);
+      if (rec) rec.beat = m;
+    });
+    pool.on('error', (err: Error) => this.opts.onError(err));
+    this.pool = pool;
+  }
+
+  /** Pools replaced by a resize that are finishing their tasks before they close. */
+  private readonly retiring = new Set<Piscina>();
+
+  /** Swaps in a new pool (new thread count); the old one finishes its tasks, then closes. */
+  replacePool(): void {
+    const old = this.pool;
+    this.startPool();
+    if (!old) return;
+    this.retiring.add(old);
+    void old.close().catch(() => undefined).finally(() => this.retiring.delete(old));
+  }
+
+  /** Terminates every thread; running tasks fail. Resolves when the threads have exited. */
+  async destroyPool(): Promise<void> {
+    await Promise.allSettled([...this.retiring].map((p) => p.destroy()));
+    const pool = this.pool;
+    if (!pool) return;
+    this.lastTiming = { run: this.summary(pool.histogram.runTime), wait: this.summary(pool.histogram.waitTime) };
+    this.pool = null;
+    for (const c of this.running) c.abort(new Error('node drained by force'));
+    await pool.destroy();
+    this.liveThreads.clear();
+  }
+
+  private summary(s: { mean: number; p50: number; p90: number; p99: number; max: number }): Timing {
+    const r = (v: number) => Math.round(v * 1000) / 1000;
+    const count = this.tasksRun + this.tasksFailed;
+    return { count, mean: r(s.mean), p50: r(s.p50), p90: r(s.p90), p99: r(s.p99), max: r(s.max) };
+  }
+
+  /** Run/wait times from the pool's Piscina histograms (the last pool's when drained). */
+  timings(): { run: Timing; wait: Timing } {
+    if (!this.pool || this.pool.completed === 0) return this.lastTiming ?? { run: timing(null), wait: timing(null) };
+    return { run: this.summary(this.pool.histogram.runTime), wait: this.summary(this.pool.histogram.waitTime) };
+  }
+
+  get queued(): number {
+    return this.pool?.queueSize ?? 0;
+  }
+
+  /** Can take another task now: active, with a pool that is not full. */
+  get eligible(): boolean {
+    return this.state === 'active' && this.pool !== null && this.inFlight < this.threads + this.opts.maxQueue;
+  }
+
+  /** Tasks per thread; routing picks the lowest. */
+  get load(): number {
+    return this.inFlight / this.threads;
+  }
+
+  /** Runs one task on this node's pool; the result carries the thread id and run time. */
+  async run(task: string, input: unknown, signal?: AbortSignal): Promise<TaskResult> {
+    const pool = this.pool;
+    if (!pool) throw new Error('node has no threads');
+    const own = new AbortController();
+    this.running.add(own);
+    const signals = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
+    const env: TaskEnvelope = { input, control: this.control };
+    this.inFlight++;
+    try {
+      return (await pool.run(env, { name: task, signal: signals })) as TaskResult;
+    } finally {
+      this.inFlight--;
+      this.running.delete(own);
+    }
+  }
+
+  /** Records a finished task for counters and the health window. */
+  record(ok: boolean, ms: number, windowMs: number): void {
+    if (ok) this.tasksRun++;
+    else this.tasksFailed++;
+    const now = Date.now();
+    this.samples.push({ at: now, ok, ms });
+    if (this.samples.length > 2000 || (this.samples[0] && this.samples[0].at < now - windowMs)) {
+      this.samples = this.samples.filter((s) => s.at >= now - windowMs).slice(-1000);
+    }
+  }
+
+  setState(state: NodeState): NodeState {
+    const previous = this.state;
+    this.state = state;
+    this.stateSince = Date.now();
+    return previous;
+  }
+
+  drainStatus(): DrainStatus {
+    const d = this.drain;
+    const completed = d ? this.tasksRun + this.tasksFailed - d.doneAtStart : 0;
+    const total = completed + this.inFlight;
+    return {
+      node_id: this.id,
+      state: this.state,
+      started_at: d ? iso(d.startedAt) : null,
+      deadline: d ? iso(d.deadline) : null,
+      force: d?.force ?? false,
+      in_flight: this.inFlight,
+      completed,
+      progress: d ? (total === 0 ? 1 : Math.round((completed / total) * 1000) / 1000) : 0,
+      overdue: d?.overdue ?? false,
+      completed_at: d?.completedAt ? iso(d.completedAt) : null,
+    };
+  }
+
+  threadViews(): ThreadView[] {
+    return [...this.liveThreads.entries()].map(([id, r]) => ({
+      thread_id: id,
+      started_at: iso(r.startedAt),
+      last_heartbeat_at: r.beat ? iso(r.beat.at) : null,
+      loop_delay_p99_ms: r.beat?.loop_delay_p99_ms ?? null,
+      heap_used_bytes: r.beat?.heap_used_bytes ?? null,
+      heap_limit_bytes: r.beat?.heap_limit_bytes ?? null,
+    }));
+  }
+
+  view(kernelId: string): NodeView {
+    return {
+      id: this.id,
+      kernel_id: kernelId,
+      domain: this.opts.domain,
+      state: this.state,
+      state_since: iso(this.stateSince),
+      health: this.health,
+      reason: this.reason,
+      threads: this.threads,
+      live_threads: this.threadViews(),
+      in_flight: this.inFlight,
+      queued: this.queued,
+      tasks_run: this.tasksRun,
+      tasks_failed: this.tasksFailed,
+      created_at: iso(this.createdAt),
+      control: this.control,
+      drain: this.drain ? this.drainStatus() : null,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { defineKernel, task } from '../sdk';
+
+const message = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string().max(200_000) });
+const dims = z.number().int().min(8).max(4096).default(256);
+
+export default defineKernel({
+  domain: 'llm',
+  description: 'Token counting, prompt rendering, cost estimation, feature-hashed embeddings and similarity; completion through a configured OpenAI-compatible endpoint',
+  nodes: 2,
+  threadsPerNode: 1,
+  slo: { latency_p95_ms: 2000, error_rate: 0.02 },
+  tasks: {
+    count_tokens: task({
+      summary: 'Token estimate of a text (GPT-style pre-tokenizer; words up to 7 letters one token, longer ones one per 5 letters), with words and characters',
+      input: z.object({ text: z.string().max(1_000_000) }),
+      output: z.object({ tokens: z.number().int(), words: z.number().int(), characters: z.number().int(), method: z.string() }),
+    }),
+    render_prompt: task({
+      summary: 'Fills the {{name}} variables of a template; strict mode refuses missing ones',
+      input: z.object({ template: z.string().max(200_000), variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}), strict: z.boolean().default(true) }),
+      output: z.object({ prompt: z.string(), used: z.array(z.string()), missing: z.array(z.string()), tokens: z.number().int() }),
+    }),
+    estimate_cost: task({
+      summary: 'Cost in USD of a call from the price table (per million input and output tokens)',
+      input: z.object({
+        model: z.string().min(1).max(128),
+        input_tokens: z.number().int().min(0).optional(),
+        prompt: z.string().max(1_000_000).optional(),
+        output_tokens: z.number().int().min(0).default(0),
+      }),
+      output: z.object({ model: z.string(), input_tokens: z.number().int(), output_tokens: z.number().int(), input_cost_usd: z.number(), output_cost_usd: z.number(), total_cost_usd: z.number(), price_table_date: z.string() }),
+    }),
+    embed: task({
+      summary: 'Feature-hashed embeddings (word unigrams and bigrams, signed hashing, L2-normalised)',
+      input: z.object({ texts: z.array(z.string().max(100_000)).min(1).max(1000), dimensions: dims }),
+      output: z.object({ dimensions: z.number().int(), vectors: z.array(z.array(z.number())) }),
+    }),
+    similarity: task({
+      summary: 'Ranks documents by cosine similarity of their hashed embeddings to a query',
+      input: z.object({ query: z.string().min(1).max(100_000), documents: z.array(z.string().max(100_000)).min(1).max(1000), dimensions: dims, top_k: z.number().int().min(1).max(1000).default(10) }),
+      output: z.object({ results: z.array(z.object({ index: z.number().int(), score: z.number() })) }),
+    }),
+    complete: task({
+      summary: 'Chat completion through the configured OpenAI-compatible endpoint (503 when none is configured)',
+      input: z.object({ messages: z.array(message).min(1).max(200), model: z.string().max(128).optional(), max_tokens: z.number().int().min(1).max(32_768).optional(), temperature: z.number().min(0).max(2).optional() }),
+      output: z.object({ content: z.string(), model: z.string(), finish_reason: z.string().nullable(), usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).nullable() }),
+    }),
+  },
+});

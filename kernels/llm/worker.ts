@@ -1,0 +1,73 @@
+import { serve } from '../runtime';
+import { TaskInputError, TaskUnavailableError } from '../sdk';
+import { cosine, countTokens, embed, PRICE_TABLE_DATE, PRICES, words } from './lib';
+import manifest from './manifest';
+
+interface Endpoint {
+  base_url?: string;
+  api_key?: string;
+  model?: string;
+  timeout_ms?: number;
+}
+
+export = serve(manifest, {
+  count_tokens: ({ text }) => ({ tokens: countTokens(text), words: words(text).length, characters: [...text].length, method: 'pretokenizer-estimate' }),
+  render_prompt: ({ template, variables, strict }) => {
+    const used = new Set<string>();
+    const missing = new Set<string>();
+    const prompt = template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (whole, name: string) => {
+      if (name in variables) {
+        used.add(name);
+        return String(variables[name]);
+      }
+      missing.add(name);
+      return whole;
+    });
+    if (strict && missing.size) throw new TaskInputError(`template variables without a value: ${[...missing].join(', ')}`, ['variables']);
+    return { prompt, used: [...used], missing: [...missing], tokens: countTokens(prompt) };
+  },
+  estimate_cost: ({ model, input_tokens, prompt, output_tokens }) => {
+    const price = PRICES[model];
+    if (!price) throw new TaskInputError(`no price for model "${model}"; known: ${Object.keys(PRICES).join(', ')}`, ['model']);
+    if (input_tokens === undefined && prompt === undefined) throw new TaskInputError('give input_tokens or prompt', ['input_tokens']);
+    const inTokens = input_tokens ?? countTokens(prompt!);
+    const input_cost_usd = (inTokens * price.input) / 1e6;
+    const output_cost_usd = (output_tokens * price.output) / 1e6;
+    return { model, input_tokens: inTokens, output_tokens, input_cost_usd, output_cost_usd, total_cost_usd: input_cost_usd + output_cost_usd, price_table_date: PRICE_TABLE_DATE };
+  },
+  embed: ({ texts, dimensions }) => ({ dimensions, vectors: texts.map((t) => embed(t, dimensions)) }),
+  similarity: ({ query, documents, dimensions, top_k }) => {
+    const q = embed(query, dimensions);
+    const results = documents.map((d, index) => ({ index, score: cosine(q, embed(d, dimensions)) }));
+    results.sort((a, b) => b.score - a.score || a.index - b.index);
+    return { results: results.slice(0, top_k) };
+  },
+  complete: async ({ messages, model, max_tokens, temperature }, ctx) => {
+    const ep = ctx.settings as Endpoint;
+    if (!ep.base_url) throw new TaskUnavailableError('no LLM endpoint is configured (set LLM_BASE_URL to an OpenAI-compatible API)');
+    const useModel = model ?? ep.model;
+    if (!useModel) throw new TaskInputError('no model given and no default model configured (LLM_MODEL)', ['model']);
+    let res: Response;
+    try {
+      res = await fetch(`${ep.base_url.replace(/\/$/, '')}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(ep.api_key ? { authorization: `Bearer ${ep.api_key}` } : {}) },
+        body: JSON.stringify({ model: useModel, messages, max_tokens, temperature }),
+        signal: AbortSignal.timeout(ep.timeout_ms ?? 60_000),
+      });
+    } catch (err) {
+      throw new TaskUnavailableError(`the LLM endpoint cannot be reached: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new TaskUnavailableError(`the LLM endpoint answered ${res.status}: ${text.slice(0, 300)}`);
+    let body: { model?: string; choices?: Array<{ message?: { content?: string }; finish_reason?: string | null }>; usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error('the LLM endpoint answered something that is not JSON');
+    }
+    const choice = body.choices?.[0];
+    if (typeof choice?.message?.content !== 'string') throw new Error('the LLM endpoint answered without choices[0].message.content');
+    return { content: choice.message.content, model: body.model ?? useModel, finish_reason: choice.finish_reason ?? null, usage: body.usage ?? null };
+  },
+});

@@ -1,0 +1,110 @@
+// The worker side of every kernel: wraps the pure handlers of a kernel's worker file, checks
+// input and output with the manifest's zod schemas, and sends heartbeats from each thread.
+//
+// Fault injection: the host keeps a small control state per node (NodeControl in sdk.ts:
+// latency_ms, error_rate, cpu_busy_ms, crash) and sends it with every task envelope, so a
+// node's faults follow its tasks without any change here: applyControl() below reads it
+// before the handler runs. A chaos feature only sets that state on the node (Mesh.setControl).
+import crypto from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import type { z } from 'zod';
+import { TaskInputError, TaskUnavailableError, type Heartbeat, type KernelManifest, type NodeControl, type TaskDef, type TaskEnvelope, type TaskError, type TaskResult, type WorkerConfig } from './sdk';
+
+type Impl<T extends Record<string, TaskDef>> = {
+  [K in keyof T]: (input: z.output<T[K]['input']>, ctx: TaskContext) => Promise<z.input<T[K]['output']>> | z.input<T[K]['output']>;
+};
+
+export interface TaskContext {
+  /** The kernel's settings from config (e.g. an LLM endpoint). */
+  settings: Record<string, unknown>;
+  node_id: string;
+}
+
+const config: WorkerConfig | null = !isMainThread && workerData && typeof workerData === 'object' && 'node_id' in workerData ? (workerData as WorkerConfig) : null;
+
+function startHeartbeats(cfg: WorkerConfig): void {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const beat = () => {
+    const heap = v8.getHeapStatistics();
+    const hb: Heartbeat = {
+      kind: 'heartbeat',
+      node_id: cfg.node_id,
+      thread_id: threadId,
+      at: Date.now(),
+      loop_delay_p99_ms: Math.round(delay.percentile(99) / 1e4) / 100,
+      loop_delay_max_ms: Math.round(delay.max / 1e4) / 100,
+      heap_used_bytes: heap.used_heap_size,
+      heap_limit_bytes: heap.heap_size_limit,
+    };
+    delay.reset();
+    parentPort?.postMessage(hb);
+  };
+  beat();
+  // Unref'd: heartbeats never keep a thread alive that the pool wants gone.
+  setInterval(beat, cfg.heartbeat_ms).unref();
+}
+
+let started = false;
+function ensureStarted(): void {
+  if (started || !config) return;
+  started = true;
+  startHeartbeats(config);
+}
+
+async function applyControl(c: NodeControl | null | undefined): Promise<void> {
+  if (!c) return;
+  if (c.crash) process.exit(1);
+  if (c.latency_ms && c.latency_ms > 0) await new Promise((r) => setTimeout(r, c.latency_ms));
+  if (c.cpu_busy_ms && c.cpu_busy_ms > 0) {
+    const end = performance.now() + c.cpu_busy_ms;
+    while (performance.now() < end) {
+      /* the busy loop is the fault */
+    }
+  }
+  if (c.error_rate && c.error_rate > 0 && crypto.randomInt(1_000_000) < c.error_rate * 1_000_000) {
+    throw new Error('injected failure (node control error_rate)');
+  }
+}
+
+function describeZod(err: z.ZodError): TaskError {
+  const first = err.issues[0];
+  return { kind: 'input', message: first ? first.message : 'invalid input', loc: first ? (first.path as Array<string | number>) : [] };
+}
+
+/**
+ * Turns a kernel's handlers into the named exports Piscina calls (`name` option), plus
+ * `__ping` (a round trip for availability checks). Export the result with `export =`.
+ */
+export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifest<T>, impl: Impl<T>): Record<string, (env: TaskEnvelope) => Promise<TaskResult>> {
+  ensureStarted();
+  const ctx: TaskContext = { settings: config?.settings ?? {}, node_id: config?.node_id ?? 'main' };
+  const out: Record<string, (env: TaskEnvelope) => Promise<TaskResult>> = {
+    __ping: async () => ({ ok: true, output: { pong: true }, thread_id: threadId, run_ms: 0 }),
+  };
+  for (const name of Object.keys(manifest.tasks)) {
+    const def = manifest.tasks[name]!;
+    const handler = impl[name as keyof T] as (input: unknown, ctx: TaskContext) => unknown;
+    if (typeof handler !== 'function') throw new Error(`kernel "${manifest.domain}": no handler for task "${name}"`);
+    out[name] = async (env: TaskEnvelope): Promise<TaskResult> => {
+      const start = performance.now();
+      const done = (r: { ok: true; output: unknown } | { ok: false; error: TaskError }): TaskResult => ({ ...r, thread_id: threadId, run_ms: Math.round((performance.now() - start) * 1000) / 1000 });
+      try {
+        await applyControl(env.control);
+        const input = def.input.safeParse(env.input);
+        if (!input.success) return done({ ok: false, error: describeZod(input.error) });
+        const result = await handler(input.data, ctx);
+        const output = def.output.safeParse(result);
+        if (!output.success) return done({ ok: false, error: { kind: 'failed', message: `task "${name}" produced output that does not match its schema: ${output.error.issues[0]?.message ?? ''}` } });
+        return done({ ok: true, output: output.data });
+      } catch (err) {
+        if (err instanceof TaskInputError) return done({ ok: false, error: { kind: 'input', message: err.message, loc: err.loc } });
+        if (err instanceof TaskUnavailableError) return done({ ok: false, error: { kind: 'unavailable', message: err.message } });
+        return done({ ok: false, error: { kind: 'failed', message: (err as Error)?.message ?? String(err) } });
+      }
+    };
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+// The kernel contract (DESIGN §4), shared by the host and the worker threads. Kernels import
+// this file and zod only: never core, express or knex.
+import { z } from 'zod';
+
+export interface TaskDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  summary: string;
+  input: I;
+  output: O;
+}
+
+export interface KernelManifest<T extends Record<string, TaskDef> = Record<string, TaskDef>> {
+  /** The domain name; also the kernel id. Lowercase letters, digits, dashes. */
+  domain: string;
+  description: string;
+  /** Default node count and threads per node (config can override both). */
+  nodes: number;
+  threadsPerNode: number;
+  /** Targets the health derivation compares measured figures with. */
+  slo: { latency_p95_ms: number; error_rate: number };
+  tasks: T;
+}
+
+export function task<I extends z.ZodType, O extends z.ZodType>(def: TaskDef<I, O>): TaskDef<I, O> {
+  return def;
+}
+
+export function defineKernel<T extends Record<string, TaskDef>>(m: KernelManifest<T>): KernelManifest<T> {
+  if (!/^[a-z][a-z0-9-]*$/.test(m.domain)) throw new Error(`kernel domain "${m.domain}" must be lowercase letters, digits and dashes`);
+  for (const name of Object.keys(m.tasks)) {
+    if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`kernel "${m.domain}": task name "${name}" must be lowercase letters, digits and underscores`);
+  }
+  return m;
+}
+
+/** A handler throws this when the input passes the schema but cannot be computed (answers 422). */
+export class TaskInputError extends Error {
+  constructor(
+    message: string,
+    readonly loc: Array<string | number> = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A handler throws this when something the task needs is missing (answers 503 with the reason). */
+export class TaskUnavailableError extends Error {}
+
+/** Per-node control state the host sends with every task (see runtime.ts). */
+export interface NodeControl {
+  /** Added latency before the handler runs, in ms. */
+  latency_ms?: number;
+  /** Share of tasks (0..1) that fail on purpose. */
+  error_rate?: number;
+  /** Busy loop on the worker's thread before the handler runs, in ms (blocks its event loop and heartbeats). */
+  cpu_busy_ms?: number;
+  /** The worker thread exits while running the task. */
+  crash?: boolean;
+}
+
+/** What the host posts to a worker: the task input and the node's control state. */
+export interface TaskEnvelope {
+  input: unknown;
+  control?: NodeControl | null;
+}
+
+export type TaskError = { kind: 'input'; message: string; loc: Array<string | number> } | { kind: 'unavailable'; message: string } | { kind: 'failed'; message: string };
+
+/** What a worker answers; errors are values so that their kind survives the thread boundary. */
+export type TaskResult = { ok: true; output: unknown; thread_id: number; run_ms: number } | { ok: false; error: TaskError; thread_id: number; run_ms: number };
+
+/** A heartbeat, measured inside a worker thread and posted to its pool. */
+export interface Heartbeat {
+  kind: 'heartbeat';
+  node_id: string;
+  thread_id: number;
+  at: number;
+  /** Event-loop delay measured in the worker since its previous heartbeat. */
+  loop_delay_p99_ms: number;
+  loop_delay_max_ms: number;
+  heap_used_bytes: number;
+  heap_limit_bytes: number;
+}
+
+/** workerData of every pool: which node it is, heartbeat interval, the kernel's settings. */
+export interface WorkerConfig {
+  node_id: string;
+  domain: string;
+  heartbeat_ms: number;
+  settings: Record<string, unknown>;
+}

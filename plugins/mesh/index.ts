@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { invalid } from '../../core/errors';
+import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeState, nodeView } from '../../core/mesh/schemas';
+import type { ActionActor } from '../../core/mesh/types';
+import { definePlugin, route } from '../../core/plugin';
+import type { Caller } from '../../core/roles';
+
+const params = z.object({ node_id: nodeId });
+const actor = (c: Caller | null): ActionActor => ({ source: 'manual', actor: c?.id ?? 'unknown' });
+
+export default definePlugin({
+  id: 'mesh',
+  prefix: '/mesh',
+  services: ['mesh'],
+  routes: [
+    route({
+      method: 'get',
+      path: '/health',
+      summary: 'Mesh health: global state, each kernel and each node with the reason',
+      access: 'viewer',
+      response: z.object({
+        status: health,
+        reason: z.string(),
+        timestamp: z.string(),
+        kernels: z.array(z.object({ kernel_id: z.string(), health, reason: z.string(), breaker: z.string() })),
+        nodes: z.array(z.object({ node_id: z.string(), kernel_id: z.string(), state: nodeState, health, reason: z.string() })),
+      }),
+      handler: ({ services }) => {
+        const kernels = services.mesh.kernels();
+        const g = services.mesh.globalHealth;
+        return {
+          status: g.health,
+          reason: g.reason,
+          timestamp: new Date().toISOString(),
+          kernels: kernels.map((k) => ({ kernel_id: k.id, health: k.health, reason: k.reason, breaker: k.breaker.state })),
+          nodes: kernels.flatMap((k) => k.nodes.map((n) => ({ node_id: n.id, kernel_id: k.id, state: n.state, health: n.health, reason: n.reason }))),
+        };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/nodes',
+      summary: 'List nodes, filtered by kernel, state or health',
+      access: 'viewer',
+      query: z.object({
+        kernel_id: kernelId.optional(),
+        state: nodeState.optional(),
+        health: health.optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+        cursor: z.string().max(200).optional(),
+      }),
+      response: z.object({ nodes: z.array(nodeView), next_cursor: z.string().nullable() }),
+      handler: ({ query, services }) => {
+        let all = services.mesh.nodes().filter((n) => (!query.kernel_id || n.kernel_id === query.kernel_id) && (!query.state || n.state === query.state) && (!query.health || n.health === query.health));
+        // Node ids sort by kernel, then number.
+        const key = (id: string) => id.replace(/-(\d+)$/, (_, n: string) => `-${n.padStart(6, '0')}`);
+        all.sort((a, b) => key(a.id).localeCompare(key(b.id)));
+        if (query.cursor) {
+          let after: string;
+          try {
+            after = decodeCursor(query.cursor)[1]!;
+          } catch {
+            throw invalid(['query', 'cursor'], 'malformed cursor');
+          }
+          all = all.filter((n) => key(n.id) > key(after));
+        }
+        const page = all.slice(0, query.limit);
+        return { nodes: page, next_cursor: all.length > query.limit ? encodeCursor('node', page[page.length - 1]!.id) : null };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/nodes/{node_id}',
+      summary: 'One node: state, health with reason, live threads with their last heartbeat, counters',
+      access: 'viewer',
+      params,
+      response: nodeView,
+      errors: [404],
+      handler: ({ params, services }) => services.mesh.node(params.node_id),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes/{node_id}/pause',
+      summary: 'Pause a node: no new tasks; tasks in flight go on (409 unless active)',
+      access: 'operator',
+      params,
+      response: nodeView,
+      errors: [404, 409],
+      handler: ({ params, caller, services }) => services.mesh.pauseNode(params.node_id, actor(caller)),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes/{node_id}/resume',
+      summary: 'Resume a paused or drained node (a drained node gets fresh threads)',
+      access: 'operator',
+      params,
+      response: nodeView,
+      errors: [404, 409],
+      handler: ({ params, caller, services }) => services.mesh.resumeNode(params.node_id, actor(caller)),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes/{node_id}/drain',
+      summary: 'Start draining a node: no new tasks; in-flight tasks finish; poll drain/status',
+      description: 'deadline_seconds (default mesh.drainDeadlineSeconds): at the deadline the drain completes if nothing is in flight, aborts what is left when force is true, or else completes as soon as the last task finishes.',
+      access: 'operator',
+      params,
+      body: drainBody,
+      status: 202,
+      response: drainStatus,
+      errors: [404, 409],
+      handler: ({ params, body, caller, services }) => services.mesh.drainNode(params.node_id, body, actor(caller)),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes/{node_id}/drain/complete',
+      summary: 'Complete a drain: terminates the node\'s threads (409 while tasks are in flight unless force, which aborts them)',
+      access: 'operator',
+      params,
+      body: z.object({ force: z.boolean().default(false) }).strict(),
+      response: nodeView,
+      errors: [404, 409],
+      handler: ({ params, body, caller, services }) => services.mesh.completeDrain(params.node_id, body, actor(caller)),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes/{node_id}/drain/abort',
+      summary: 'Abort a drain: the node returns to active',
+      access: 'operator',
+      params,
+      response: nodeView,
+      errors: [404, 409],
+      handler: ({ params, caller, services }) => services.mesh.abortDrain(params.node_id, actor(caller)),
+    }),
+    route({
+      method: 'get',
+      path: '/nodes/{node_id}/drain/status',
+      summary: 'Drain status: state, started_at, deadline, in flight, completed since the start, progress',
+      access: 'viewer',
+      params,
+      response: drainStatus,
+      errors: [404],
+      handler: ({ params, services }) => services.mesh.drainStatus(params.node_id),
+    }),
+    route({
+      method: 'post',
+      path: '/nodes',
+      summary: 'Add a node to a kernel (a new pool; ids continue the kernel\'s numbering)',
+      access: 'operator',
+      body: z.object({ kernel_id: kernelId, threads: z.number().int().min(1).max(64).optional() }).strict(),
+      status: 201,
+      response: nodeView,
+      errors: [404],
+      handler: ({ body, caller, services }) => services.mesh.addNode(body.kernel_id, actor(caller), body.threads),
+    }),
+    route({
+      method: 'delete',
+      path: '/nodes/{node_id}',
+      summary: 'Remove a drained node (409 otherwise)',
+      access: 'operator',
+      params,
+      status: 204,
+      errors: [404, 409],
+      handler: async ({ params, caller, services }) => {
+        await services.mesh.removeNode(params.node_id, actor(caller));
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/nodes/{node_id}/threads',
+      summary: 'Set a node\'s thread count: a running node gets a new pool at once; the old one finishes its tasks',
+      access: 'operator',
+      params,
+      body: z.object({ threads: z.number().int().min(1).max(64) }).strict(),
+      response: nodeView,
+      errors: [404],
+      handler: ({ params, body, caller, services }) => services.mesh.setThreads(params.node_id, body.threads, actor(caller)),
+    }),
+    route({
+      method: 'get',
+      path: '/stats',
+      summary: 'Task counters and run/wait time percentiles per kernel and node',
+      access: 'viewer',
+      response: meshStats,
+      handler: ({ services }) => services.mesh.stats(),
+    }),
+  ],
+});

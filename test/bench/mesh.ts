@@ -1,0 +1,142 @@
+// Mesh figures: the task API against a direct pool.run (one process), and a health_update
+// fanned out to 1,000 WebSocket clients (server in its own process).
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Piscina from 'piscina';
+import WebSocket from 'ws';
+import { loadConfig } from '../../core/config';
+import { Host } from '../../core/host';
+import kernelsPlugin from '../../plugins/kernels';
+import { DURATION, freePort, ROOT, type Figures, type Row } from './harness';
+import type { Scenario } from './scenarios';
+
+function figures(samples: number[], seconds: number, failed = 0): Figures {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+  return { rps: samples.length / seconds, p50: at(50), p99: at(99), non2xx: failed, errors: 0 };
+}
+
+async function loop(seconds: number, fn: () => Promise<boolean>): Promise<{ samples: number[]; failed: number }> {
+  const samples: number[] = [];
+  let failed = 0;
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    if (!(await fn())) failed++;
+    samples.push(performance.now() - t0);
+  }
+  return { samples, failed };
+}
+
+const INPUT = { values: [1, 2, 3, 4] };
+
+export const taskApiVsPool: Scenario = {
+  name: 'mesh task API vs direct pool.run',
+  async run(): Promise<Row[]> {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-mesh-'));
+    const config = loadConfig({}, { server: { port: 0, host: '127.0.0.1' }, dataDir, log: { level: 'warn' }, auth: { adminPassword: 'bench-admin-password' }, mesh: { only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 } });
+    const host = new Host({ config, plugins: [kernelsPlugin] });
+    await host.start();
+    const admin = await host.services.db('users').first();
+    const token = host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }).token;
+    const workerFile = path.join(ROOT, 'dist', 'kernels', 'analytics', 'worker.js');
+    // The same pool options as a mesh node.
+    const pool = new Piscina({ filename: workerFile, name: '__ping', minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, atomics: 'disabled', workerData: { node_id: 'bench-1', domain: 'analytics', heartbeat_ms: 1000, settings: {} } });
+    try {
+      const url = `http://127.0.0.1:${host.port}/kernels/analytics/tasks/describe`;
+      const body = JSON.stringify(INPUT);
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const seconds = Math.max(1, DURATION / 2);
+      // node:http with a keep-alive agent: fetch (undici) adds about a millisecond per call of its own.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const post = () =>
+        new Promise<boolean>((resolve, reject) => {
+          const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode === 200));
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      for (let i = 0; i < 200; i++) await pool.run({ input: INPUT }, { name: 'describe' });
+      for (let i = 0; i < 200; i++) await post();
+      const direct = await loop(seconds, async () => (await pool.run({ input: INPUT }, { name: 'describe' })).ok === true);
+      const viaMesh = await loop(seconds, async () => {
+        await host.services.mesh.run('analytics', 'describe', INPUT);
+        return true;
+      });
+      const api = await loop(seconds, post);
+      agent.destroy();
+      const d = figures(direct.samples, seconds, direct.failed);
+      const a = figures(api.samples, seconds, api.failed);
+      const m = figures(viaMesh.samples, seconds);
+      return [
+        { name: 'analytics.describe: direct pool.run (1 client, sequential)', figures: d },
+        { name: 'analytics.describe: services.mesh.run (in process)', figures: m, note: `mesh overhead p50 ${(m.p50 - d.p50).toFixed(3)} ms (validation, routing, breaker, outcome)` },
+        { name: 'analytics.describe: POST /kernels/{domain}/tasks/{task}', figures: a, note: `API overhead p50 ${(a.p50 - d.p50).toFixed(3)} ms (target <= 0.3)` },
+      ];
+    } finally {
+      await pool.destroy();
+      await host.stop();
+    }
+  },
+};
+
+export const healthFanOut: Scenario = {
+  name: 'health_update fan-out to 1,000 WebSocket clients',
+  async run(): Promise<Row[]> {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'test', 'bench', 'servers', 'hub.js')], { env: { ...process.env, PORT: String(port) }, stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += String(d)));
+    const clients: WebSocket[] = [];
+    try {
+      const token = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`hub server did not start: ${out}`)), 30_000);
+        proc.stdout!.on('data', () => {
+          const m = /ready (\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+      });
+      const latencies: number[] = [];
+      const N = 1000;
+      for (let i = 0; i < N; i += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, () => new Promise<void>((resolve, reject) => {
+            const ws = new WebSocket(`ws://127.0.0.1:${port}/ops/stream?token=${token}`);
+            ws.on('message', (raw) => {
+              const now = performance.timeOrigin + performance.now();
+              const m = JSON.parse(String(raw)) as { type: string; data: { sent_at?: number } };
+              if (m.type === 'health_update' && m.data.sent_at) latencies.push(now - m.data.sent_at);
+            });
+            ws.once('open', () => {
+              clients.push(ws);
+              resolve();
+            });
+            ws.once('error', reject);
+          })),
+        );
+      }
+      const events = 20;
+      const t0 = performance.now();
+      for (let i = 0; i < events; i++) {
+        proc.stdin!.write('fire\n');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const end = Date.now() + 5000;
+      while (latencies.length < events * N && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      const seconds = (performance.now() - t0) / 1000;
+      const f = figures(latencies, seconds, events * N - latencies.length);
+      return [{ name: `health_update to ${N} WS clients (${events} events)`, figures: f, note: `delivered ${latencies.length}/${events * N}; p99 target <= 50 ms` }];
+    } finally {
+      for (const ws of clients) ws.terminate();
+      proc.kill('SIGTERM');
+    }
+  },
+};
