@@ -20,7 +20,7 @@ services:
 	@bash test/tools/services.sh
 
 test: build services
-	npx mocha
+	npx mocha "dist/test/**/*.test.js"
 
 bench: build
 	node dist/test/bench/run.js

@@ -4,7 +4,21 @@ import type { Config } from '../config';
 import type { BusEvent, EventBus } from '../events';
 import type { Logger } from '../logger';
 import type { Redis } from '../redis';
-import type { Caller } from '../roles';
+import { roleAtLeast, type Caller } from '../roles';
+
+/**
+ * Who may see an event. Mesh events carry no tenant_id and go to every client. An event
+ * with a tenant_id goes to that tenant's clients (and admins); one whose tenant_id is null
+ * is platform-wide (an automatic incident, an action on the mesh) and goes to operators
+ * and admins, as the matching HTTP reads do.
+ */
+export function visibleTo(e: BusEvent, caller: Caller | null): boolean {
+  if (!e.data || !Object.prototype.hasOwnProperty.call(e.data, 'tenant_id')) return true;
+  if (!caller) return false;
+  const tenant = (e.data as { tenant_id?: unknown }).tenant_id;
+  if (tenant === null || tenant === undefined) return roleAtLeast(caller.role, 'operator');
+  return caller.role === 'admin' || caller.tenantId === tenant;
+}
 
 interface Client {
   ws: WebSocket;
@@ -128,6 +142,7 @@ export class Hub {
     const data = Buffer.from(JSON.stringify(e));
     for (const c of this.clients) {
       if (c.types && !c.types.has(e.type)) continue;
+      if (!visibleTo(e, c.caller)) continue;
       this.sendTo(c, data);
     }
   }

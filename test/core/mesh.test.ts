@@ -186,7 +186,7 @@ describe('mesh: nodes, routing and control', () => {
   });
 
   it('streams node and kernel state events and drain progress on pause and drain', async () => {
-    const s = await openStream(t, viewer);
+    const s = await openStream(t, operator);
     try {
       const snap = await s.next((m) => m.type === 'snapshot');
       expect(snap.data.kernels.map((k: any) => k.id)).to.deep.equal(['analytics', 'probe']);
