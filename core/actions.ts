@@ -77,6 +77,8 @@ export class ActionLog {
     actor?: string;
     since?: string;
     until?: string;
+    /** Only this tenant's actions and platform-wide ones (tenant_id null). */
+    visibleTo?: string;
     limit: number;
     cursor?: string;
   }): Promise<{ actions: ActionRecord[]; next_cursor: string | null }> {
@@ -86,6 +88,7 @@ export class ActionLog {
     }
     if (filter.since) q.where('created_at', '>=', filter.since);
     if (filter.until) q.where('created_at', '<', filter.until);
+    if (filter.visibleTo) q.where((w) => w.where('tenant_id', filter.visibleTo!).orWhereNull('tenant_id'));
     if (filter.cursor) {
       const [at, id] = decodeCursor(filter.cursor);
       q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));

@@ -18,6 +18,8 @@ import { createLogger, type Logger } from './logger';
 import { metaPlugin } from './meta';
 import type { PluginDef } from './plugin';
 import { openRedis } from './redis';
+import { createTelemetry, telemetryMigrations } from './telemetry';
+import { VERSION } from './meta';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -34,7 +36,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'telemetry'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -81,7 +83,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...telemetryMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -97,6 +99,9 @@ export class Host {
     }
     const health = new HealthRegistry();
     const events = new EventBus();
+    const pipeline = new Pipeline();
+    const telemetry = createTelemetry(this.config, db, pipeline, VERSION);
+    this.closers.unshift(() => telemetry.sdk.shutdown());
     this.services = {
       config: this.config,
       db,
@@ -104,10 +109,11 @@ export class Host {
       events,
       auth: new AuthService(this.config, db, loadSecret(this.config)),
       health,
-      pipeline: new Pipeline(),
+      pipeline,
       lifecycle: this.lifecycle,
       redis,
       actions: new ActionLog(db, events),
+      telemetry,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);

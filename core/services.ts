@@ -8,6 +8,7 @@ import type { HealthRegistry } from './health';
 import type { Pipeline } from './http/pipeline';
 import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
+import type { TelemetryService } from './telemetry';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -27,6 +28,8 @@ export interface Services {
   redis: Redis | null;
   /** The record of every control action (manual and automated). */
   actions: ActionLog;
+  /** OpenTelemetry meter and tracer, the Prometheus text, kernel metrics. */
+  telemetry: TelemetryService;
 }
 
 export type ServiceName = keyof Services;
