@@ -1,118 +1,102 @@
 import crypto from 'node:crypto';
-import { z } from 'zod';
+import type { Field, Spec } from './validate';
 
 /** The five kinds of telemetry a pipeline pushes; the ingest path names the kind. */
 export const EVENT_TYPES = ['llm-call', 'kernel', 'policy', 'outcome', 'evaluation'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-const hex = (n: number, what: string) =>
-  z
-    .string()
-    .regex(new RegExp(`^[0-9a-fA-F]{${n}}$`), `${what}: ${n} hex characters`)
-    .refine((s) => !/^0+$/.test(s), `${what} must not be all zeros`);
-
 const DAY_MS = 86_400_000;
-const name = (max = 128) => z.string().min(1).max(max);
-const count = z.number().int().min(0).max(1e12);
-const attrValue = z.union([
-  z.string().max(4096),
-  z.number(),
-  z.boolean(),
-  z.array(z.union([z.string().max(1024), z.number(), z.boolean()])).max(64),
-]);
+const str = (max = 128, min = 1): Field['rule'] => ({ t: 'str', min, max });
+const req = (rule: Field['rule']): Field => ({ rule, required: true });
+const opt = (rule: Field['rule']): Field => ({ rule });
+const COUNT: Field['rule'] = { t: 'int', min: 0, max: 1e12 };
+const DURATION: Field['rule'] = { t: 'num', min: 0, max: DAY_MS };
 
 /** Fields every kind shares (W3C trace context ids; OTel attributes). */
-export const commonFields = {
+export const commonFields: Spec = {
   /** Given by the pipeline (retries reuse it) or generated; unique per tenant. */
-  id: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'id: 1-64 of A-Z a-z 0-9 . _ : -').optional(),
-  trace_id: hex(32, 'trace_id').optional(),
-  span_id: hex(16, 'span_id').optional(),
-  parent_span_id: hex(16, 'parent_span_id').nullable().optional(),
+  id: opt({ t: 'str', min: 1, max: 64, re: /^[A-Za-z0-9._:-]+$/, reMsg: 'id: 1-64 of A-Z a-z 0-9 . _ : -' }),
+  trace_id: opt({ t: 'hex', len: 32 }),
+  span_id: opt({ t: 'hex', len: 16 }),
+  parent_span_id: opt({ t: 'hex', len: 16, nullable: true }),
   /** Start of the operation, ISO 8601 with a zone; now when left out. */
-  timestamp: z.iso.datetime({ offset: true }).optional(),
-  duration_ms: z.number().min(0).max(DAY_MS).optional(),
-  status: z.enum(['ok', 'error']).optional(),
+  timestamp: opt({ t: 'iso' }),
+  duration_ms: opt(DURATION),
+  status: opt({ t: 'enum', values: ['ok', 'error'] }),
   /** OTel `error.type`; an event with one has status error. */
-  error_type: name().optional(),
+  error_type: opt(str()),
   /** The kernel (domain) the event belongs to, when any. */
-  kernel: name(64).optional(),
-  attributes: z
-    .record(z.string().min(1).max(128), attrValue)
-    .refine((a) => Object.keys(a).length <= 64, 'attributes: at most 64 keys')
-    .optional(),
+  kernel: opt(str(64)),
+  attributes: opt({ t: 'attrs' }),
 };
 
-/** An LLM call, after the OpenTelemetry GenAI semantic conventions. */
-export const llmCallSchema = z.strictObject({
+export const GEN_AI_OPERATIONS = ['chat', 'text_completion', 'embeddings', 'generate_content', 'execute_tool', 'create_agent', 'invoke_agent'] as const;
+
+/** An LLM call, after the OpenTelemetry GenAI semantic conventions (gen_ai.*). */
+export const llmCallSpec: Spec = {
   ...commonFields,
-  /** gen_ai.operation.name */
-  operation: z.enum(['chat', 'text_completion', 'embeddings', 'generate_content', 'execute_tool', 'create_agent', 'invoke_agent']).default('chat'),
-  /** gen_ai.provider.name, e.g. openai, anthropic, aws.bedrock */
-  provider: name(64),
-  /** gen_ai.request.model */
-  request_model: name(),
-  /** gen_ai.response.model */
-  response_model: name().optional(),
-  /** gen_ai.response.id */
-  response_id: name(256).optional(),
-  /** gen_ai.usage.input_tokens / output_tokens */
-  input_tokens: count.optional(),
-  output_tokens: count.optional(),
-  duration_ms: z.number().min(0).max(DAY_MS),
-  cost_usd: z.number().min(0).max(1e6).optional(),
-  /** gen_ai.response.finish_reasons */
-  finish_reasons: z.array(name(64)).max(16).optional(),
-  temperature: z.number().min(0).max(10).optional(),
-  max_tokens: count.optional(),
-});
+  operation: { rule: { t: 'enum', values: GEN_AI_OPERATIONS }, default: 'chat' },
+  provider: req(str(64)),
+  request_model: req(str()),
+  response_model: opt(str()),
+  response_id: opt(str(256)),
+  input_tokens: opt(COUNT),
+  output_tokens: opt(COUNT),
+  duration_ms: req(DURATION),
+  cost_usd: opt({ t: 'num', min: 0, max: 1e6 }),
+  finish_reasons: opt({ t: 'strs', maxItems: 16, maxLen: 64 }),
+  temperature: opt({ t: 'num', min: 0, max: 10 }),
+  max_tokens: opt(COUNT),
+};
 
 /** One task run on a kernel. */
-export const kernelSchema = z.strictObject({
+export const kernelSpec: Spec = {
   ...commonFields,
-  kernel: name(64),
-  node: name(128).optional(),
-  task: name(),
-  duration_ms: z.number().min(0).max(DAY_MS),
-  queue_ms: z.number().min(0).max(DAY_MS).optional(),
-});
+  kernel: req(str(64)),
+  node: opt(str()),
+  task: req(str()),
+  duration_ms: req(DURATION),
+  queue_ms: opt(DURATION),
+};
 
 /** A policy decision (guardrail, access rule, routing rule). */
-export const policySchema = z.strictObject({
+export const policySpec: Spec = {
   ...commonFields,
-  policy_id: name(),
+  policy_id: req(str()),
   /** The decision, e.g. allow, deny, redact, escalate. */
-  decision: name(64),
-  subject: name(256).optional(),
-  reason: z.string().max(2048).optional(),
-});
+  decision: req(str(64)),
+  subject: opt(str(256)),
+  reason: opt(str(2048, 0)),
+};
 
 /** The outcome of a piece of work (a task completed, a conversion, a resolution). */
-export const outcomeSchema = z.strictObject({
+export const outcomeSpec: Spec = {
   ...commonFields,
-  name: name(),
-  result: z.enum(['success', 'failure', 'partial', 'unknown']),
-  value: z.number().min(-1e12).max(1e12).optional(),
-  unit: name(32).optional(),
-});
+  name: req(str()),
+  result: req({ t: 'enum', values: ['success', 'failure', 'partial', 'unknown'] }),
+  value: opt({ t: 'num', min: -1e12, max: 1e12 }),
+  unit: opt(str(32)),
+};
 
 /** A score given to some output (faithfulness, toxicity, ...). */
-export const evaluationSchema = z.strictObject({
+export const evaluationSpec: Spec = {
   ...commonFields,
-  metric: name(),
-  score: z.number().min(-1e9).max(1e9),
-  evaluator: name().optional(),
+  metric: req(str()),
+  score: req({ t: 'num', min: -1e9, max: 1e9 }),
+  evaluator: opt(str()),
   /** The model whose output was evaluated. */
-  model: name().optional(),
-  passed: z.boolean().optional(),
-  threshold: z.number().min(-1e9).max(1e9).optional(),
-});
+  model: opt(str()),
+  passed: opt({ t: 'bool' }),
+  threshold: opt({ t: 'num', min: -1e9, max: 1e9 }),
+};
 
-export const EVENT_SCHEMAS = {
-  'llm-call': llmCallSchema,
-  kernel: kernelSchema,
-  policy: policySchema,
-  outcome: outcomeSchema,
-  evaluation: evaluationSchema,
+const withKeys = (spec: Spec) => ({ spec, keys: Object.keys(spec) });
+export const EVENT_SPECS = {
+  'llm-call': withKeys(llmCallSpec),
+  kernel: withKeys(kernelSpec),
+  policy: withKeys(policySpec),
+  outcome: withKeys(outcomeSpec),
+  evaluation: withKeys(evaluationSpec),
 } as const;
 
 /** One row of telemetry_events, as stored. */
@@ -150,20 +134,49 @@ export const ROW_COLUMNS: Array<keyof EventRow> = [
 
 type Parsed = Record<string, unknown> & { id?: string; trace_id?: string; span_id?: string; parent_span_id?: string | null; timestamp?: string };
 
-const randomHex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
+// Random bytes come from a pool refilled 8 KiB at a time: one call per byte string costs more.
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function randomBytes(n: number): Buffer {
+  if (poolAt + n > pool.length) {
+    pool = crypto.randomBytes(8192);
+    poolAt = 0;
+  }
+  const out = pool.subarray(poolAt, poolAt + n);
+  poolAt += n;
+  return out;
+}
+const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+/** A time-ordered UUID (version 7): generated ids land at the end of the dedupe index. */
+export function uuidv7(ms = Date.now()): string {
+  const t = ms.toString(16).padStart(12, '0');
+  const r = Buffer.from(randomBytes(10));
+  r[0] = (r[0]! & 0x0f) | 0x70;
+  r[2] = (r[2]! & 0x3f) | 0x80;
+  const h = r.toString('hex');
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-${h.slice(0, 4)}-${h.slice(4, 8)}-${h.slice(8, 20)}`;
+}
 
 /**
  * Turns a validated event into its row: fills in the id, trace and span ids (an event
  * without a trace becomes a one-span trace) and the timestamp, and normalises them.
  */
 export function toRow(type: EventType, tenantId: string, e: Parsed, now: string): { row: EventRow; event: Record<string, unknown> } {
-  const id = e.id ?? crypto.randomUUID();
+  const id = e.id ?? uuidv7();
   const trace_id = (e.trace_id ?? randomHex(16)).toLowerCase();
   const span_id = (e.span_id ?? randomHex(8)).toLowerCase();
   const parent = e.parent_span_id ? e.parent_span_id.toLowerCase() : null;
   const ts = e.timestamp ? new Date(e.timestamp).toISOString() : now;
   const status: 'ok' | 'error' = (e.status as 'ok' | 'error' | undefined) ?? (e.error_type ? 'error' : 'ok');
-  const event = { ...e, id, trace_id, span_id, parent_span_id: parent, timestamp: ts, status };
+  // The validated event is the request's own parsed object: completed in place, not copied.
+  const event = e as Record<string, unknown>;
+  event.id = id;
+  event.trace_id = trace_id;
+  event.span_id = span_id;
+  event.parent_span_id = parent;
+  event.timestamp = ts;
+  event.status = status;
   const row: EventRow = {
     tenant_id: tenantId,
     id,

@@ -1,8 +1,7 @@
-import type { z } from 'zod';
 import { nowIso } from '../db';
 import { PayloadTooLarge, Unprocessable, type ValidationIssue } from '../errors';
-import { toIssues } from '../http/validation';
-import { EVENT_SCHEMAS, toRow, type EventType } from './events';
+import { EVENT_SPECS, toRow, type EventType } from './events';
+import { validate } from './validate';
 import type { EventRecorder, Stored } from './record';
 import type { EventStore } from './store';
 
@@ -50,7 +49,7 @@ export async function ingest(
     events = [body];
   }
 
-  const schema = EVENT_SCHEMAS[type] as z.ZodType<Record<string, unknown>>;
+  const { spec, keys } = EVENT_SPECS[type];
   const now = nowIso();
   const rejected: IngestResult['rejected'] = [];
   const ids: Array<string | null> = new Array(events.length).fill(null);
@@ -59,13 +58,13 @@ export async function ingest(
   let repeatedInBatch = 0;
   for (let i = 0; i < events.length; i++) {
     const loc: Array<string | number> = isBatch ? ['body', 'events', i] : ['body'];
-    const parsed = schema.safeParse(events[i]);
-    const issues = parsed.success ? traceIssues(parsed.data, loc) : toIssues('body', parsed.error).map((x) => ({ ...x, loc: [...loc, ...x.loc.slice(1)] }));
+    const parsed = validate(spec, keys, events[i], loc);
+    const issues = parsed.value ? traceIssues(parsed.value, loc) : parsed.issues;
     if (issues.length) {
       rejected.push({ index: i, detail: issues });
       continue;
     }
-    const item = toRow(type, tenantId, parsed.data!, now);
+    const item = toRow(type, tenantId, parsed.value!, now);
     const row = item.row;
     ids[i] = row.id;
     if (seen.has(row.id)) {

@@ -46,9 +46,12 @@ export const telemetryMigrations: Migration[] = [
   },
 ];
 
-/** Bound parameters per statement, under SQLite's 32766 and PostgreSQL's 65535. */
-const MAX_PARAMS = 30_000;
-const CHUNK = Math.floor(MAX_PARAMS / ROW_COLUMNS.length);
+/** Rows per statement (a batch of up to telemetry.maxBatch takes one or a few). */
+const CHUNK = 1000;
+const COLS = ROW_COLUMNS.join(', ');
+// `WHERE true` keeps SQLite from reading ON CONFLICT as a join constraint.
+const SQLITE_INSERT = `INSERT INTO telemetry_events (${COLS}) SELECT ${ROW_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true`;
+const PG_INSERT = `INSERT INTO telemetry_events (${COLS}) SELECT ${COLS} FROM json_populate_recordset(NULL::telemetry_events, ?::json)`;
 
 export interface EventFilter {
   tenantId: string;
@@ -74,36 +77,24 @@ export interface IngestStats {
 
 /** The telemetry store: one table of events for every kind, plus per-tenant ingest counts. */
 export class EventStore {
-  private readonly placeholders = new Map<number, string>();
-
   constructor(readonly db: Db) {}
 
-  private valuesSql(rows: number): string {
-    let sql = this.placeholders.get(rows);
-    if (!sql) {
-      const one = `(${ROW_COLUMNS.map(() => '?').join(',')})`;
-      sql = new Array(rows).fill(one).join(',');
-      this.placeholders.set(rows, sql);
-    }
-    return sql;
-  }
-
   /**
-   * Stores the rows in one transaction (multi-row inserts that skip ids already stored) and
-   * counts the batch; resolves only after the commit. Returns the ids actually inserted.
+   * Stores the rows in one transaction, skipping ids already stored, and counts the batch;
+   * resolves only after the commit. Returns the ids actually inserted. The rows travel as
+   * one JSON parameter that the database unpacks itself (json_each on SQLite,
+   * json_populate_recordset on PostgreSQL): thousands of bound values cost far more.
    */
   async insert(type: EventType, tenantId: string, rows: EventRow[], duplicatesInBatch: number, rejected: number): Promise<Set<string>> {
     const inserted = new Set<string>();
-    const head = `INSERT INTO telemetry_events (${ROW_COLUMNS.join(',')}) VALUES `;
-    const tail = ' ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id';
+    const pg = isPostgres(this.db);
     await this.db.transaction(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
         const chunk = rows.slice(i, i + CHUNK);
-        const bindings: unknown[] = new Array(chunk.length * ROW_COLUMNS.length);
-        let k = 0;
-        for (const r of chunk) for (const c of ROW_COLUMNS) bindings[k++] = r[c];
-        const res = await trx.raw(head + this.valuesSql(chunk.length) + tail, bindings as never[]);
-        const out: Array<{ id: string }> = isPostgres(trx) ? res.rows : res;
+        const res = pg
+          ? await trx.raw(`${PG_INSERT} ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id`, [JSON.stringify(chunk)])
+          : await trx.raw(`${SQLITE_INSERT} ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id`, [JSON.stringify(chunk.map((r) => ROW_COLUMNS.map((c) => r[c])))]);
+        const out: Array<{ id: string }> = pg ? res.rows : res;
         for (const o of out) inserted.add(o.id);
       }
       const accepted = inserted.size;

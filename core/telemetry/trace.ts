@@ -6,7 +6,8 @@ import type { EventStore } from './store';
 /** The most spans one trace query returns (a larger trace says `truncated`). */
 export const MAX_TRACE_SPANS = 5000;
 
-export interface SpanNode {
+// A type, not an interface, so that it fits the loose children schema.
+export type SpanNode = {
   span_id: string;
   parent_span_id: string | null;
   type: string;
@@ -17,22 +18,22 @@ export interface SpanNode {
   duration_ms: number;
   event: Record<string, unknown>;
   children: SpanNode[];
-}
+};
 
-const spanNode: z.ZodType<SpanNode> = z.lazy(() =>
-  z.object({
-    span_id: z.string(),
-    parent_span_id: z.string().nullable(),
-    type: z.string(),
-    name: z.string(),
-    status: z.string(),
-    start: z.string(),
-    end: z.string(),
-    duration_ms: z.number(),
-    event: z.record(z.string(), z.unknown()),
-    children: z.array(spanNode),
-  }),
-);
+// Children have the same shape; the schema names them loosely because the OpenAPI
+// generator does not follow recursive schemas.
+const spanNode = z.object({
+  span_id: z.string(),
+  parent_span_id: z.string().nullable(),
+  type: z.string(),
+  name: z.string(),
+  status: z.string(),
+  start: z.string(),
+  end: z.string(),
+  duration_ms: z.number(),
+  event: z.record(z.string(), z.unknown()),
+  children: z.array(z.record(z.string(), z.unknown())).describe('child spans, each of this same shape'),
+});
 
 export const traceSchema = z.object({
   trace_id: z.string(),
@@ -45,11 +46,13 @@ export const traceSchema = z.object({
   spans: z.array(spanNode),
 });
 
+type TraceOut = Omit<z.infer<typeof traceSchema>, 'spans'> & { spans: SpanNode[] };
+
 /**
  * One trace as a tree: each span with its children (oldest first). A span whose parent
  * was never ingested is a root, so a partial trace still shows every span.
  */
-export async function traceTree(store: EventStore, tenantId: string, traceId: string): Promise<z.infer<typeof traceSchema>> {
+export async function traceTree(store: EventStore, tenantId: string, traceId: string): Promise<TraceOut> {
   const rows = await store.trace(tenantId, traceId.toLowerCase(), MAX_TRACE_SPANS);
   if (!rows.length) throw new NotFound(`No trace ${traceId}`);
   const truncated = rows.length > MAX_TRACE_SPANS;

@@ -1,4 +1,5 @@
 import { drive, type Row } from './harness';
+import { telemetryRows } from './telemetry';
 
 export interface BenchContext {
   url: string;
@@ -18,5 +19,10 @@ export const scenarios: Scenario[] = [
     async run(ctx) {
       return [{ name: 'GET /health/ (service)', figures: await drive({ url: `${ctx.url}/health/` }) }];
     },
+  },
+  {
+    // Starts its own services (a store to seed, with and without HTTP metrics).
+    name: 'telemetry',
+    run: () => telemetryRows(),
   },
 ];
