@@ -1,4 +1,4 @@
-import type { Db } from '../db';
+import { isPostgres, type Db } from '../db';
 import type { EventType } from './events';
 
 /** Which stored column each group-by name reads, per kind (a whitelist: names never reach SQL). */
@@ -30,8 +30,7 @@ const round = (v: number | null, d = 3): number | null => (v === null ? null : M
 /**
  * Aggregates over one tenant's events of one kind in [since, until), grouped by `groups`
  * (names of GROUP_COLUMNS[type]). `sums` are extra SQL aggregate expressions over
- * whitelisted columns. Percentiles of `valueColumn` use the nearest-rank method, computed
- * by the database with one window query (no rows are shipped to the process).
+ * whitelisted columns. Percentiles of `valueColumn` use the nearest-rank method.
  */
 export async function aggregate(
   db: Db,
@@ -49,32 +48,29 @@ export async function aggregate(
   const binds = [w.tenantId, type, w.since, w.until];
   const exprs = Object.entries(sums).map(([alias, expr]) => `${expr} AS ${alias}`);
   const groupBy = cols.length ? ` GROUP BY ${cols.join(', ')}` : '';
-  const main = await db.raw(`SELECT ${[...select, 'COUNT(*) AS n', ...exprs].join(', ')} FROM telemetry_events WHERE ${where}${groupBy}`, binds);
+  // Percentiles (nearest rank, as percentile_disc) come from the same single scan: PostgreSQL
+  // computes them; SQLite hands over each group's values as one string, sorted here. That
+  // costs less than any window-function form on SQLite (tried: 3-6x slower).
+  const pg = isPostgres(db);
+  const pctExpr = pg
+    ? `percentile_disc(ARRAY[0.5, 0.95, 0.99]::float8[]) WITHIN GROUP (ORDER BY ${valueColumn}) AS pcts`
+    : `group_concat(${valueColumn}) AS vals`;
+  const main = await db.raw(`SELECT ${[...select, 'COUNT(*) AS n', pctExpr, ...exprs].join(', ')} FROM telemetry_events WHERE ${where}${groupBy}`, binds);
   const rows: Row[] = main.rows ?? main;
+  const percentilesOf = (r: Row): Percentiles => {
+    if (pg) {
+      const p = (r.pcts as Array<number | string | null> | null) ?? [null, null, null];
+      return { p50: round(numOrNull(p[0])), p95: round(numOrNull(p[1])), p99: round(numOrNull(p[2])) };
+    }
+    if (typeof r.vals !== 'string' || !r.vals) return { p50: null, p95: null, p99: null };
+    const parts = r.vals.split(',');
+    const v = new Float64Array(parts.length);
+    for (let i = 0; i < parts.length; i++) v[i] = Number(parts[i]);
+    v.sort();
+    const at = (p: number) => round(v[Math.max(0, Math.ceil((v.length * p) / 100) - 1)]!);
+    return { p50: at(50), p95: at(95), p99: at(99) };
+  };
 
-  const partition = cols.length ? `PARTITION BY ${cols.join(', ')} ` : '';
-  const ranked = await db.raw(
-    `SELECT ${[...aliases, 'v', 'rn', 'cnt'].join(', ')} FROM (
-       SELECT ${[...select, `${valueColumn} AS v`].join(', ')},
-         ROW_NUMBER() OVER (${partition}ORDER BY ${valueColumn}) AS rn,
-         COUNT(*) OVER (${partition.trim()}) AS cnt
-       FROM telemetry_events WHERE ${where} AND ${valueColumn} IS NOT NULL
-     ) ranked
-     WHERE rn = (cnt * 50 + 99) / 100 OR rn = (cnt * 95 + 99) / 100 OR rn = (cnt * 99 + 99) / 100`,
-    binds,
-  );
-  const pct = new Map<string, Percentiles>();
-  for (const r of (ranked.rows ?? ranked) as Row[]) {
-    const key = JSON.stringify(aliases.map((a) => r[a] ?? null));
-    const cnt = num(r.cnt);
-    const rn = num(r.rn);
-    const v = round(numOrNull(r.v));
-    const p = pct.get(key) ?? { p50: null, p95: null, p99: null };
-    if (rn === Math.ceil((cnt * 50) / 100)) p.p50 = v;
-    if (rn === Math.ceil((cnt * 95) / 100)) p.p95 = v;
-    if (rn === Math.ceil((cnt * 99) / 100)) p.p99 = v;
-    pct.set(key, p);
-  }
   return rows
     .map((r) => {
       const keyValues = aliases.map((a) => (r[a] === null || r[a] === undefined ? null : String(r[a])));
@@ -83,7 +79,7 @@ export async function aggregate(
       return {
         key: Object.fromEntries(groups.map((g, i) => [g, keyValues[i]])),
         figures,
-        percentiles: pct.get(JSON.stringify(keyValues)) ?? { p50: null, p95: null, p99: null },
+        percentiles: percentilesOf(r),
       };
     })
     .sort((a, b) => num(b.figures.count) - num(a.figures.count));

@@ -29,7 +29,11 @@ export const telemetryMigrations: Migration[] = [
         // The dedupe key: one event per id and tenant, however often it is sent.
         t.primary(['tenant_id', 'id']);
         t.index(['tenant_id', 'ts'], 'telemetry_events_tenant_ts');
-        t.index(['tenant_id', 'type', 'ts'], 'telemetry_events_tenant_type_ts');
+        // Covers the aggregate queries (a window of one kind): they never touch the table rows.
+        t.index(
+          ['tenant_id', 'type', 'ts', 'model', 'name', 'provider', 'kernel', 'status', 'result', 'duration_ms', 'value', 'input_tokens', 'output_tokens', 'cost_usd'],
+          'telemetry_events_tenant_type_ts',
+        );
         t.index(['tenant_id', 'trace_id'], 'telemetry_events_tenant_trace');
       });
       await db.schema.createTable('telemetry_ingest_stats', (t) => {

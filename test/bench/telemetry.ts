@@ -50,7 +50,7 @@ function llmBatch(n: number): string {
  * Seeds `count` llm-call events over the last 24 hours straight into the store with one
  * INSERT ... SELECT (5 spans per trace, 4 models, some errors), as a pipeline would have.
  */
-async function seed(db: ReturnType<typeof knexFactory>, tenant: string, count: number): Promise<{ traceId: string }> {
+export async function seed(db: ReturnType<typeof knexFactory>, tenant: string, count: number): Promise<{ traceId: string }> {
   const start = Date.now() / 1000 - 86_400;
   const step = 86_400 / count;
   await db.raw(
