@@ -73,11 +73,14 @@ export class EventRecorder {
 
   /** Metrics (always) and spans (when an exporter takes them) of newly stored events. */
   record(type: EventType, items: Stored[]): void {
-    for (const { row, event } of items) this.metrics(type, row, event);
+    // Costs are summed per label set over the batch: one counter add per model, not per event.
+    const costs = new Map<Attributes, number>();
+    for (const { row, event } of items) this.metrics(type, row, event, costs);
+    for (const [attrs, usd] of costs) this.cost.add(usd, attrs);
     if (this.telemetry.otlpEnabled) for (const { row, event } of items) this.span(type, row, event);
   }
 
-  private metrics(type: EventType, r: EventRow, event: Record<string, unknown>): void {
+  private metrics(type: EventType, r: EventRow, event: Record<string, unknown>, costs: Map<Attributes, number>): void {
     const seconds = r.duration_ms === null ? null : r.duration_ms / 1000;
     switch (type) {
       case 'llm-call': {
@@ -93,7 +96,10 @@ export class EventRecorder {
         if (r.output_tokens !== null) this.tokens.record(r.output_tokens, this.attrs(`t|${base}|out`, () => ({ ...common(), 'gen_ai.token.type': 'output' })));
         const errorType = r.status === 'error' ? (e.error_type ?? '_OTHER') : '';
         this.opDuration.record(seconds!, this.attrs(`d|${base}|${errorType}`, () => ({ ...common(), ...(errorType ? { 'error.type': errorType } : {}) })));
-        if (r.cost_usd) this.cost.add(r.cost_usd, this.attrs(`c|${base}`, common));
+        if (r.cost_usd) {
+          const a = this.attrs(`c|${base}`, common);
+          costs.set(a, (costs.get(a) ?? 0) + r.cost_usd);
+        }
         break;
       }
       case 'kernel': {
