@@ -112,8 +112,8 @@ export class Telemetry {
 
 /**
  * Records HTTP request count and latency by route and status, and rate-limit rejections,
- * from the pipeline's observers: one histogram record and one counter add per request
- * (no auto-instrumentation, which costs far more).
+ * from the pipeline's observers: one histogram record per request (its `_count` is the
+ * request count), no auto-instrumentation, which costs far more.
  */
 export function httpObserver(telemetry: Telemetry): (r: RequestRecord) => void {
   const duration = telemetry.meter.createHistogram('http.server.request.duration', {
@@ -121,7 +121,6 @@ export function httpObserver(telemetry: Telemetry): (r: RequestRecord) => void {
     unit: 's',
     advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
   });
-  const requests = telemetry.meter.createCounter('http.server.requests', { description: 'HTTP requests answered, by route and status' });
   const limited = telemetry.meter.createCounter('http.server.rate_limited', { description: 'Requests refused by the rate limiter (429)' });
   // One attribute object per (method, route, status), so the SDK sees the same object again.
   const cache = new Map<string, Attributes>();
@@ -135,7 +134,6 @@ export function httpObserver(telemetry: Telemetry): (r: RequestRecord) => void {
       if (cache.size < 5000) cache.set(key, attrs);
     }
     duration.record(r.durationMs / 1000, attrs);
-    requests.add(1, attrs);
     if (r.status === 429) limited.add(1, { 'http.route': route });
   };
 }

@@ -29,9 +29,11 @@ export async function hostFigures(services: Services): Promise<z.infer<typeof ho
   }
   let requests = 0;
   let serverErrors = 0;
-  for (const p of points('http.server.requests')) {
-    requests += Number(p.value);
-    if (Number(p.attributes['http.response.status_code']) >= 500) serverErrors += Number(p.value);
+  // The request-duration histogram counts every request by route and status.
+  for (const p of points('http.server.request.duration')) {
+    const count = Number((p.value as { count?: number }).count ?? 0);
+    requests += count;
+    if (Number(p.attributes['http.response.status_code']) >= 500) serverErrors += count;
   }
   const rateLimited = points('http.server.rate_limited').reduce((a, p) => a + Number(p.value), 0);
   const snapshot = services.telemetry.kernels.snapshot();

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import knexFactory from 'knex';
-import { drive, startService, type Row } from './harness';
+import { drive, startService, type Figures, type Row } from './harness';
 
 const SECRET = 'bench-jwt-secret-'.padEnd(48, 'x');
 export const SEED_EVENTS = Number(process.env.BENCH_TELEMETRY_EVENTS ?? 1_000_000);
@@ -65,6 +65,8 @@ export async function seed(db: ReturnType<typeof knexFactory>, tenant: string, c
     [count - 1, tenant, start, step],
   );
   await db.raw('ANALYZE');
+  // Moves the seeded pages out of the WAL into the database file, as time would.
+  await db.raw('PRAGMA wal_checkpoint(TRUNCATE)');
   return { traceId: (Math.floor(count / 2 / 5) + 1).toString(16).padStart(32, '0') };
 }
 
@@ -92,20 +94,27 @@ export async function telemetryRows(): Promise<Row[]> {
     svc.proc.kill('SIGTERM');
   }
 
-  // The same cheap route with and without the HTTP metrics observer, measured in turn.
+  // The same cheap route with and without the HTTP metrics observer: both warmed up, then
+  // measured in turn three times; the best of each counts (other load only ever lowers it).
   const on = await serviceWithToken({});
   const off = await serviceWithToken({ telemetry: { httpMetrics: false } });
   try {
     const route = '/observability/health/live';
-    const a1 = await drive({ url: on.url + route });
-    const b1 = await drive({ url: off.url + route });
-    const a2 = await drive({ url: on.url + route });
-    const b2 = await drive({ url: off.url + route });
-    const withRps = (a1.rps + a2.rps) / 2;
-    const withoutRps = (b1.rps + b2.rps) / 2;
-    const cost = (1 - withRps / withoutRps) * 100;
-    rows.push({ name: 'GET health/live, HTTP metrics off', figures: { ...b2, rps: withoutRps } });
-    rows.push({ name: 'GET health/live, HTTP metrics on', figures: { ...a2, rps: withRps }, note: `telemetry cost ${cost.toFixed(1)}% of throughput (target <= 15%)` });
+    await drive({ url: on.url + route, seconds: 1 });
+    await drive({ url: off.url + route, seconds: 1 });
+    const runs: Record<'on' | 'off', Figures[]> = { on: [], off: [] };
+    for (let i = 0; i < 3; i++) {
+      // Alternating which goes first, so that neither always follows the other.
+      for (const which of i % 2 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        runs[which].push(await drive({ url: (which === 'on' ? on : off).url + route }));
+      }
+    }
+    const best = (list: Figures[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a));
+    const withM = best(runs.on);
+    const withoutM = best(runs.off);
+    const cost = (1 - withM.rps / withoutM.rps) * 100;
+    rows.push({ name: 'GET health/live, HTTP metrics off', figures: withoutM });
+    rows.push({ name: 'GET health/live, HTTP metrics on', figures: withM, note: `telemetry cost ${cost.toFixed(1)}% of throughput (target <= 15%; best of 3 each)` });
   } finally {
     for (const s of [on, off]) {
       await s.db.destroy();
