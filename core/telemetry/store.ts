@@ -1,5 +1,5 @@
 import { isPostgres, nowIso, type Db, type Migration } from '../db';
-import { ROW_COLUMNS, type EventRow, type EventType } from './events';
+import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
 import { decodeCursor, encodeCursor } from '../actions';
 
 export const telemetryMigrations: Migration[] = [
@@ -115,9 +115,9 @@ export class EventStore {
   }
 
   /** Newest first, one tenant; the cursor continues after the last event of the previous page. */
-  async list(f: EventFilter): Promise<{ rows: Array<{ type: string; tenant_id: string; data: string; ts: string; id: string }>; next_cursor: string | null }> {
+  async list(f: EventFilter): Promise<{ rows: Array<Record<(typeof READ_COLUMNS)[number], unknown> & { ts: string; id: string }>; next_cursor: string | null }> {
     const q = this.db('telemetry_events')
-      .select('type', 'tenant_id', 'data', 'ts', 'id')
+      .select(...READ_COLUMNS)
       .where('tenant_id', f.tenantId)
       .orderBy([{ column: 'ts', order: 'desc' }, { column: 'id', order: 'desc' }]);
     if (f.type) q.where('type', f.type);
@@ -140,7 +140,7 @@ export class EventStore {
   /** Every span of one trace of one tenant, oldest first (bounded). */
   async trace(tenantId: string, traceId: string, max: number) {
     return this.db('telemetry_events')
-      .select('type', 'tenant_id', 'data', 'span_id', 'parent_span_id', 'ts', 'duration_ms', 'name', 'status', 'id')
+      .select(...READ_COLUMNS)
       .where({ tenant_id: tenantId, trace_id: traceId })
       .orderBy([{ column: 'ts', order: 'asc' }, { column: 'id', order: 'asc' }])
       .limit(max + 1);
