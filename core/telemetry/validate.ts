@@ -121,6 +121,11 @@ export function validate(spec: Spec, keys: string[], input: unknown, loc: Array<
     }
     const v = obj[k];
     if (v === undefined) continue;
+    if (v === null && !f.required) {
+      // An optional field sent as null is treated as left out (defaults then apply).
+      delete obj[k];
+      continue;
+    }
     const bad = check(f.rule, v);
     if (bad) add(k, bad[0], bad[1]);
   }

@@ -32,6 +32,16 @@ eachDatabase('observability: ingest', (db) => {
     }
   });
 
+  it('treats null optional fields as left out', async () => {
+    const r = await t.request('POST', `${INGEST}/llm-call`, { body: llm({ id: 'nulls-1', operation: null, response_model: null, cost_usd: null, parent_span_id: null }) });
+    expect(r.status).to.equal(202);
+    const back = await t.request('GET', '/observability/v1/query/events?type=llm-call&model=gpt-4o');
+    const e = back.body.events.find((x: { id: string }) => x.id === 'nulls-1');
+    expect(e).to.include({ operation: 'chat', request_model: 'gpt-4o' });
+    expect(e).to.not.have.property('cost_usd');
+    expect((await t.request('POST', `${INGEST}/llm-call`, { body: llm({ provider: null }) })).status).to.equal(422);
+  });
+
   it('stores a repeated id once, also inside one batch (retries are safe)', async () => {
     const id = `retry-${hex(4)}`;
     const first = await t.request('POST', `${INGEST}/llm-call`, { body: llm({ id }) });
