@@ -21,7 +21,7 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['ADMIN_EMAIL', ['auth', 'adminEmail'], 'string'],
   ['ADMIN_PASSWORD', ['auth', 'adminPassword'], 'string'],
   ['NODE_ENV', ['env'], 'string'],
-  ['OTLP_ENDPOINT', ['telemetry', 'otlp', 'endpoint'], 'string'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', ['telemetry', 'otlp', 'endpoint'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {
