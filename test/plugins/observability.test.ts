@@ -96,10 +96,17 @@ eachDatabase('observability: ingest', (db) => {
     expect(many.body.detail).to.match(/at most 50/);
   });
 
-  it('needs credentials and the member role to ingest', async () => {
-    expect((await t.request('POST', `${INGEST}/llm-call`, { body: llm(), token: null })).status).to.equal(401);
+  it('needs credentials and the member role to ingest, on every kind', async () => {
     const viewer = await t.userToken('viewer');
-    expect((await t.request('POST', `${INGEST}/llm-call`, { body: llm(), token: viewer.token })).status).to.equal(403);
+    for (const kind of ['llm-call', 'kernel', 'policy', 'outcome', 'evaluation']) {
+      expect((await t.request('POST', `${INGEST}/${kind}`, { body: llm(), token: null })).status, kind).to.equal(401);
+      expect((await t.request('POST', `${INGEST}/${kind}`, { body: llm(), token: viewer.token })).status, kind).to.equal(403);
+      // No kind accepts an empty event, and none accepts another kind's fields.
+      expect((await t.request('POST', `${INGEST}/${kind}`, { body: {} })).status, kind).to.equal(422);
+      if (kind !== 'llm-call') expect((await t.request('POST', `${INGEST}/${kind}`, { body: llm() })).status, kind).to.equal(422);
+    }
+    const scores = await t.request('POST', `${INGEST}/evaluation`, { body: { events: [{ metric: 'm', score: 'high' }, { metric: 'm', score: 1, passed: 'yes' }, { metric: 'm', score: 0.5 }] } });
+    expect(scores.body.rejected.map((r: { detail: Array<{ loc: unknown[] }> }) => r.detail[0].loc.join('.'))).to.deep.equal(['body.events.0.score', 'body.events.1.passed']);
     const member = await t.userToken('member');
     expect((await t.request('POST', `${INGEST}/llm-call`, { body: llm(), token: member.token })).status).to.equal(202);
   });
