@@ -1,6 +1,7 @@
 // Telemetry figures for `make bench`: ingest throughput (batches of 500 llm-call events),
 // query latency of one trace and of a one-hour aggregate over 1 million stored events, and
 // the cost of the HTTP metrics (the same route with and without them).
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,9 +15,20 @@ import { drive, startService, type Figures, type Row } from './harness';
 const SECRET = 'bench-jwt-secret-'.padEnd(48, 'x');
 export const SEED_EVENTS = Number(process.env.BENCH_TELEMETRY_EVENTS ?? 1_000_000);
 
+/** Stops a service and removes its data (a seeded store is several hundred MB). */
+async function stop(svc: { proc: ChildProcess; dataDir: string; configDir: string }): Promise<void> {
+  await new Promise<void>((resolve) => {
+    svc.proc.once('exit', resolve);
+    svc.proc.kill('SIGTERM');
+  });
+  fs.rmSync(svc.dataDir, { recursive: true, force: true });
+  fs.rmSync(svc.configDir, { recursive: true, force: true });
+}
+
 /** A started service on its own SQLite file, with an admin token signed with its secret. */
 async function serviceWithToken(config: Record<string, unknown> = {}) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-cfg-')), 'config.json');
+  const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-cfg-'));
+  const file = path.join(configDir, 'config.json');
   fs.writeFileSync(file, JSON.stringify(config));
   const svc = await startService({ JWT_SECRET: SECRET, CONFIG_FILE: file });
   const db = knexFactory({ client: 'sqlite3', connection: { filename: path.join(svc.dataDir, 'platform.sqlite') }, useNullAsDefault: true, pool: { min: 1, max: 1 } });
@@ -24,7 +36,7 @@ async function serviceWithToken(config: Record<string, unknown> = {}) {
   const token = jwt.sign({ sub: admin.id, tenant: admin.tenant_id, role: 'admin', email: admin.email, jti: crypto.randomUUID() }, SECRET, {
     algorithm: 'HS256', issuer: 'platform-control', audience: 'platform-control-api', expiresIn: 3600,
   });
-  return { ...svc, db, token };
+  return { ...svc, db, token, configDir };
 }
 
 function llmBatch(n: number): string {
@@ -107,7 +119,7 @@ export async function telemetryRows(): Promise<Row[]> {
     rows.push({ name: 'GET query/metrics/llm-calls (1 h, by model)', figures: aggregate, note: `${Math.round(SEED_EVENTS / 24)} events in the hour; ${note}` });
   } finally {
     await svc.db.destroy();
-    svc.proc.kill('SIGTERM');
+    await stop(svc);
   }
 
   // The same cheap route with and without the HTTP metrics observer: both warmed up, then
@@ -139,7 +151,7 @@ export async function telemetryRows(): Promise<Row[]> {
   } finally {
     for (const s of [on, off]) {
       await s.db.destroy();
-      s.proc.kill('SIGTERM');
+      await stop(s);
     }
   }
   return rows;
