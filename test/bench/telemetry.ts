@@ -17,10 +17,12 @@ export const SEED_EVENTS = Number(process.env.BENCH_TELEMETRY_EVENTS ?? 1_000_00
 
 /** Stops a service and removes its data (a seeded store is several hundred MB). */
 async function stop(svc: { proc: ChildProcess; dataDir: string; configDir: string }): Promise<void> {
-  await new Promise<void>((resolve) => {
-    svc.proc.once('exit', resolve);
-    svc.proc.kill('SIGTERM');
-  });
+  if (svc.proc.exitCode === null && svc.proc.signalCode === null) {
+    await new Promise<void>((resolve) => {
+      svc.proc.once('exit', () => resolve());
+      svc.proc.kill('SIGTERM');
+    });
+  }
   fs.rmSync(svc.dataDir, { recursive: true, force: true });
   fs.rmSync(svc.configDir, { recursive: true, force: true });
 }
