@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { nowIso, type Db, type Migration } from './db';
+import type { Db, Migration } from './db';
 import type { EventBus } from './events';
 
 /** One control action, manual or automated, as the actions history shows it. */
@@ -49,6 +49,9 @@ export type NewAction = Omit<ActionRecord, 'id' | 'created_at' | 'detail' | 'cau
 
 /** Records every control action and publishes it as an `action_taken` event. */
 export class ActionLog {
+  /** Last created_at given (ms): kept strictly increasing, so that newest-first is the order of recording. */
+  private lastMs = 0;
+
   constructor(
     private readonly db: Db,
     private readonly events: EventBus,
@@ -61,11 +64,16 @@ export class ActionLog {
       tenant_id: null,
       detail: {},
       ...a,
-      created_at: nowIso(),
+      created_at: this.nextTimestamp(),
     };
     await this.db('actions').insert({ ...row, detail: JSON.stringify(row.detail) });
     this.events.publish('action_taken', { ...row });
     return row;
+  }
+
+  private nextTimestamp(): string {
+    this.lastMs = Math.max(Date.now(), this.lastMs + 1);
+    return new Date(this.lastMs).toISOString();
   }
 
   /** Newest first; `cursor` continues after the last row of the previous page (created_at|id of the last row seen). */
