@@ -191,6 +191,23 @@ export const configSchema = z.object({
       channel: z.string().min(1).default('platform-control:events'),
     })
     .prefault({}),
+  telemetry: z
+    .object({
+      /** service.name of every span and metric. */
+      serviceName: z.string().min(1).default('platform-control'),
+      /** HTTP request count and latency by route and status (off only to measure their cost). */
+      httpMetrics: z.boolean().default(true),
+      /** Most events in one ingest batch (`{events: [...]}`); more answers 413. */
+      maxBatch: z.number().int().min(1).max(10_000).default(1000),
+      otlp: z
+        .object({
+          /** Base URL of an OTLP/HTTP collector (e.g. http://collector:4318); set = spans and metrics are exported. */
+          endpoint: z.string().regex(/^https?:\/\//, 'an http(s):// URL').optional(),
+          exportIntervalMs: z.number().int().min(100).default(15_000),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 
 // free, pro and enterprise always exist; config can change them or add plans.

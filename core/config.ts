@@ -26,6 +26,7 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['LLM_BASE_URL', ['mesh', 'settings', 'llm', 'base_url'], 'string'],
   ['LLM_API_KEY', ['mesh', 'settings', 'llm', 'api_key'], 'string'],
   ['LLM_MODEL', ['mesh', 'settings', 'llm', 'model'], 'string'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', ['telemetry', 'otlp', 'endpoint'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

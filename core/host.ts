@@ -27,6 +27,8 @@ import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
 import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
+import { createTelemetry, telemetryMigrations } from './telemetry';
+import { VERSION } from './meta';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -43,7 +45,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub', 'telemetry'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -90,7 +92,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -108,6 +110,8 @@ export class Host {
     const events = new EventBus();
     const auth = new AuthService(this.config, db, loadSecret(this.config));
     const pipeline = new Pipeline();
+    const telemetry = createTelemetry(this.config, db, pipeline, VERSION);
+    this.closers.unshift(() => telemetry.sdk.shutdown());
     const { accounts, limits } = await this.startAuth(db, auth, pipeline, redis);
     const actions = new ActionLog(db, events);
     const mesh = new Mesh(this.config, db, events, actions, this.log);
@@ -118,6 +122,15 @@ export class Host {
     const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
     this.onStop(() => hub.stop());
     await hub.start();
+    // The mesh reports to telemetry: every task, and live node and breaker states when metrics are read.
+    mesh.taskObservers.push((t, ms) => telemetry.kernels.taskFinished(t, ms));
+    telemetry.kernels.addSource(() => {
+      const kernels = mesh.kernels();
+      return {
+        nodes: kernels.flatMap((k) => k.nodes.map((n) => ({ kernel: k.id, node: n.id, state: n.state, queueDepth: n.queued, inFlight: n.in_flight }))),
+        breakers: kernels.map((k) => ({ kernel: k.id, state: k.breaker.state })),
+      };
+    });
     this.services = {
       config: this.config,
       db,
@@ -133,6 +146,7 @@ export class Host {
       accounts,
       mesh,
       hub,
+      telemetry,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);

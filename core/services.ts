@@ -12,6 +12,7 @@ import type { Accounts } from './auth/accounts';
 import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
+import type { TelemetryService } from './telemetry';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -39,6 +40,8 @@ export interface Services {
   mesh: Mesh;
   /** The live stream of /ops/stream (core/hub). */
   hub: Hub;
+  /** OpenTelemetry meter and tracer, the Prometheus text, kernel metrics. */
+  telemetry: TelemetryService;
 }
 
 export type ServiceName = keyof Services;

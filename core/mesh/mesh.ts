@@ -45,6 +45,8 @@ export class Mesh {
   readonly nodeMap = new Map<string, { node: MeshNode; kernel: Kernel }>();
   readonly cfg: Config['mesh'];
   readonly outcomesWriter: OutcomeWriter;
+  /** Called for every finished task (metrics); `outcome` aborted = cancelled or refused, not counted against health. */
+  readonly taskObservers: Array<(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number) => void> = [];
   readonly control: MeshControl;
   globalHealth: { health: Health; reason: string } = { health: 'unknown', reason: 'starting' };
   private loop: NodeJS.Timeout | null = null;
@@ -207,6 +209,7 @@ export class Mesh {
       k.runTime.record(Math.max(1, Math.round(run * 1000)));
       k.waitTime.record(Math.max(1, Math.round((end - t0 - run) * 1000)));
       this.outcomesWriter.add({ kernel_id: k.id, node_id: node.id, task, ok, duration_ms: Math.round(total * 1000) / 1000, wait_ms: Math.round((end - t0 - run) * 1000) / 1000, error, tenant_id: opts.caller?.tenantId ?? null, at: new Date().toISOString() });
+      for (const observe of this.taskObservers) observe({ kernel: k.id, node: node.id, task, outcome: ok ? (error ? 'aborted' : 'ok') : 'error' }, total);
       k.notify();
       if (node.state === 'draining') this.control.onDrainTaskDone(node, k);
     };

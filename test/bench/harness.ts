@@ -73,6 +73,8 @@ export interface Load {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** A file holding the body (for bodies too large for a command line). */
+  bodyFile?: string;
   connections?: number;
   seconds?: number;
 }
@@ -83,6 +85,7 @@ export async function drive(load: Load): Promise<Figures> {
   const args = [bin, '--json', '-c', String(load.connections ?? CONNECTIONS), '-d', String(load.seconds ?? DURATION), '-m', load.method ?? 'GET'];
   for (const [k, v] of Object.entries(load.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (load.body) args.push('-b', load.body);
+  if (load.bodyFile) args.push('-i', load.bodyFile);
   args.push(load.url);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

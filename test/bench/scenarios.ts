@@ -1,6 +1,7 @@
 import { drive, type Row } from './harness';
 import { authScenario } from './auth';
 import { healthFanOut, taskApiVsPool } from './mesh';
+import { telemetryRows } from './telemetry';
 
 export interface BenchContext {
   url: string;
@@ -53,4 +54,9 @@ export const scenarios: Scenario[] = [
   authScenario,
   taskApiVsPool,
   healthFanOut,
+  {
+    // Starts its own services (a store to seed, with and without HTTP metrics).
+    name: 'telemetry',
+    run: () => telemetryRows(),
+  },
 ];

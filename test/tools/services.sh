@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Starts the local PostgreSQL and Redis the tests use, when they are not running.
 set -u
+# promtool (Debian package prometheus) checks the /metrics/ output in the tests.
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "installing promtool (package prometheus)"
+  (apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1 ||
+    (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1)) ||
+    echo "could not install promtool; the /metrics/ test will fail" >&2
+fi
 if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
   echo "starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || echo "could not start PostgreSQL" >&2

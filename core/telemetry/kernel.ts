@@ -1,0 +1,71 @@
+import type { Attributes, ObservableResult } from '@opentelemetry/api';
+import { DURATION_BUCKETS_S, type Telemetry } from './service';
+
+/** What the mesh reports when the metrics are read: one entry per node or kernel. */
+export interface KernelSnapshot {
+  nodes: Array<{ kernel: string; node: string; state: string; queueDepth: number; inFlight: number }>;
+  breakers: Array<{ kernel: string; state: 'closed' | 'open' | 'half_open' }>;
+}
+
+/**
+ * The host's own kernel telemetry: the mesh calls `taskFinished` for every task and adds a
+ * snapshot source for the gauges (queue depth, node states, breaker states), which are read
+ * only when metrics are collected.
+ */
+export class KernelMetrics {
+  private readonly sources: Array<() => KernelSnapshot> = [];
+  private readonly tasks;
+  private readonly duration;
+
+  constructor(telemetry: Telemetry) {
+    const m = telemetry.meter;
+    this.tasks = m.createCounter('kernel.tasks', { description: 'Kernel tasks finished, by kernel, node, task and outcome' });
+    this.duration = m.createHistogram('kernel.task.duration', {
+      description: 'Kernel task duration',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
+    });
+    const queue = m.createObservableGauge('kernel.queue.depth', { description: 'Tasks waiting in a node queue' });
+    const inFlight = m.createObservableGauge('kernel.tasks.in_flight', { description: 'Tasks running on a node' });
+    const nodeState = m.createObservableGauge('kernel.node.state', { description: '1 for the state a node is in' });
+    const breaker = m.createObservableGauge('kernel.breaker.state', { description: '1 for the state a kernel circuit breaker is in' });
+    const each = (fn: (s: KernelSnapshot) => void) => {
+      for (const source of this.sources) {
+        try {
+          fn(source());
+        } catch {
+          /* a failing source only loses its own figures */
+        }
+      }
+    };
+    queue.addCallback((r: ObservableResult<Attributes>) => each((s) => s.nodes.forEach((n) => r.observe(n.queueDepth, { kernel: n.kernel, node: n.node }))));
+    inFlight.addCallback((r) => each((s) => s.nodes.forEach((n) => r.observe(n.inFlight, { kernel: n.kernel, node: n.node }))));
+    nodeState.addCallback((r) => each((s) => s.nodes.forEach((n) => r.observe(1, { kernel: n.kernel, node: n.node, state: n.state }))));
+    breaker.addCallback((r) => each((s) => s.breakers.forEach((b) => r.observe(1, { kernel: b.kernel, state: b.state }))));
+  }
+
+  taskFinished(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number): void {
+    const attrs = { kernel: t.kernel, node: t.node, task: t.task, outcome: t.outcome };
+    this.tasks.add(1, attrs);
+    this.duration.record(durationMs / 1000, attrs);
+  }
+
+  addSource(source: () => KernelSnapshot): void {
+    this.sources.push(source);
+  }
+
+  /** The current snapshot of every source (for the operations console). */
+  snapshot(): KernelSnapshot {
+    const out: KernelSnapshot = { nodes: [], breakers: [] };
+    for (const source of this.sources) {
+      try {
+        const s = source();
+        out.nodes.push(...s.nodes);
+        out.breakers.push(...s.breakers);
+      } catch {
+        /* skipped, as in collection */
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { Unavailable } from '../../core/errors';
+import { timed } from '../../core/health';
+import { definePlugin, route } from '../../core/plugin';
+import { EVENT_TYPES, scopeTenant, type EventType } from '../../core/telemetry';
+import { keyMigrations, keyRoutes, registerAuthenticator } from './keys';
+import { queryRoutes } from './query';
+import { pipelineFigures, pipelineFiguresSchema } from './figures';
+
+const issue = z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() });
+const ingestResponse = z.object({
+  accepted: z.number().int(),
+  duplicates: z.number().int(),
+  rejected: z.array(z.object({ index: z.number().int(), detail: z.array(issue) })),
+  ids: z.array(z.string().nullable()),
+});
+
+const DESCRIPTIONS: Record<EventType, string> = {
+  'llm-call': 'An LLM call (OpenTelemetry GenAI conventions): provider, request_model, duration_ms required; response_model, input_tokens, output_tokens, cost_usd, finish_reasons, operation, error_type optional.',
+  kernel: 'A kernel task: kernel, task, duration_ms required; node, queue_ms optional.',
+  policy: 'A policy decision: policy_id, decision required; subject, reason, duration_ms optional.',
+  outcome: 'An outcome: name, result (success, failure, partial, unknown) required; value, unit optional.',
+  evaluation: 'An evaluation: metric, score required; evaluator, model, passed, threshold optional.',
+};
+
+function ingestRoute(type: EventType) {
+  return route({
+    method: 'post',
+    path: `/v1/ingest/${type}`,
+    summary: `Ingest ${type} telemetry: one event, or {events: [...]} (at most telemetry.maxBatch)`,
+    description:
+      `${DESCRIPTIONS[type]} Every event may carry id, trace_id (32 hex), span_id (16 hex), parent_span_id, timestamp, ` +
+      'status, error_type, kernel and attributes. A repeated id is stored once (counted in duplicates). Invalid events of a batch ' +
+      'are reported by index; the rest is stored in one transaction before the answer. Bearer token or ingest key (X-Ingest-Key).',
+    access: 'member',
+    body: z.record(z.string(), z.unknown()),
+    response: ingestResponse,
+    status: 202,
+    errors: [413],
+    handler: async ({ body, caller, services }) => services.telemetry.ingest(type, caller!.tenantId, body),
+  });
+}
+
+export default definePlugin({
+  id: 'observability',
+  prefix: '/observability',
+  services: ['db', 'auth', 'telemetry', 'lifecycle', 'actions'],
+  migrations: keyMigrations,
+  start(services) {
+    registerAuthenticator(services);
+  },
+  routes: [
+    ...EVENT_TYPES.map(ingestRoute),
+    ...queryRoutes,
+    ...keyRoutes,
+    route({
+      method: 'get',
+      path: '/metrics',
+      summary: "The pipeline's own figures: accepted, duplicates, rejected, stored events and storage size",
+      access: 'viewer',
+      query: z.object({ tenant_id: z.string().min(1).max(64).optional() }),
+      response: pipelineFiguresSchema,
+      errors: [403],
+      handler: async ({ query, caller, services }) => pipelineFigures(services, scopeTenant(caller!, query.tenant_id), caller!),
+    }),
+    route({
+      method: 'get',
+      path: '/health/live',
+      summary: 'Liveness: the process answers',
+      access: 'public',
+      response: z.object({ status: z.literal('alive'), uptime_s: z.number() }),
+      handler: () => ({ status: 'alive' as const, uptime_s: Math.round(process.uptime()) }),
+    }),
+    route({
+      method: 'get',
+      path: '/health/ready',
+      summary: 'Readiness: database reachable, plugins started, not shutting down (503 otherwise)',
+      access: 'public',
+      response: z.object({ status: z.literal('ready'), state: z.string(), database: z.object({ ok: z.boolean(), latency_ms: z.number().nullable() }), plugins_started: z.array(z.string()) }),
+      errors: [503],
+      handler: async ({ services }) => {
+        const { lifecycle, db } = services;
+        let database: { ok: boolean; latency_ms: number | null; error?: string };
+        try {
+          const { ms } = await timed(() =>
+            Promise.race([db.raw('select 1'), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 2000 ms')), 2000).unref())]),
+          );
+          database = { ok: true, latency_ms: ms };
+        } catch (err) {
+          database = { ok: false, latency_ms: null, error: (err as Error).message };
+        }
+        const body = { state: lifecycle.state, database, plugins_started: [...lifecycle.startedPlugins] };
+        if (!database.ok || !lifecycle.ready) throw new Unavailable({ status: 'not_ready', ...body });
+        return { status: 'ready' as const, ...body, database: { ok: true, latency_ms: database.latency_ms } };
+      },
+    }),
+  ],
+});
