@@ -47,16 +47,23 @@ export async function startProcess(script: string, env: Record<string, string>, 
   return { proc, output: () => out };
 }
 
-/** The real service on a fresh SQLite file; resolves with its URL and the admin password. */
+/**
+ * The real service on a fresh SQLite file; resolves with its URL and the admin password.
+ * Unless a CONFIG_FILE is given, the admin's plan (enterprise) gets a budget that does not
+ * bind, so that figures measure the pipeline rather than the 429 path.
+ */
 export async function startService(extraEnv: Record<string, string> = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-'));
+  const configFile = path.join(dataDir, 'bench-config.json');
+  fs.writeFileSync(configFile, JSON.stringify({ plans: { enterprise: { requestsPerMinute: 1_000_000_000 } } }));
   const started = await startProcess(path.join(ROOT, 'dist', 'core', 'main.js'), {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     ADMIN_PASSWORD: 'bench-admin-password',
+    CONFIG_FILE: configFile,
     ...extraEnv,
   }, 'listening on');
   return { ...started, url: `http://127.0.0.1:${port}`, dataDir, adminEmail: 'admin@example.com', adminPassword: 'bench-admin-password' };

@@ -37,7 +37,7 @@ export const taskApiVsPool: Scenario = {
   name: 'mesh task API vs direct pool.run',
   async run(): Promise<Row[]> {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-mesh-'));
-    const config = loadConfig({}, { server: { port: 0, host: '127.0.0.1' }, dataDir, log: { level: 'warn' }, auth: { adminPassword: 'bench-admin-password' }, mesh: { only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 } });
+    const config = loadConfig({}, { server: { port: 0, host: '127.0.0.1' }, dataDir, log: { level: 'warn' }, auth: { adminPassword: 'bench-admin-password' }, mesh: { only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, plans: { enterprise: { requestsPerMinute: 1_000_000_000 } } });
     const host = new Host({ config, plugins: [kernelsPlugin] });
     await host.start();
     const admin = await host.services.db('users').first();
