@@ -185,6 +185,8 @@ export const configSchema = z.object({
     .object({
       /** Server ping interval; a client that misses a pong by the next ping is dropped. */
       pingIntervalMs: z.number().int().min(100).default(30_000),
+      /** How often each client's token is checked again (expiry, logout, password reset). */
+      recheckMs: z.number().int().min(50).default(2000),
       /** A client whose unsent data passes this many bytes is dropped. */
       maxBufferedBytes: z.number().int().min(1024).default(1024 * 1024),
       /** Redis channel for fan-out across hosts (with REDIS_URL). */

@@ -119,7 +119,7 @@ export class Host {
     await mesh.start().catch((err: Error) => {
       throw new BootError(`kernel mesh: ${err.message}`);
     });
-    const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
+    const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }), (c) => auth.stillValid(c));
     this.onStop(() => hub.stop());
     await hub.start();
     // The mesh reports to telemetry: every task, and live node and breaker states when metrics are read.

@@ -17,6 +17,8 @@ export interface Caller {
   /** Token id and expiry (epoch seconds) of the token that authenticated the call. */
   jti?: string;
   exp?: number;
+  /** Issue time (epoch seconds), so that a user-wide revocation can be applied later. */
+  iat?: number;
 }
 
 /** public: anyone; authenticated: any caller; a role: that role or a higher one. */

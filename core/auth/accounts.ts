@@ -54,15 +54,12 @@ export class Accounts {
    * same argon2 work; repeated failures per account or per address answer 429.
    */
   async login(email: string, password: string, address: string): Promise<{ user: UserRow; tokens: IssuedTokens }> {
-    const wait = await this.throttle.retryAfter(email, address);
+    const wait = await this.throttle.attempt(email, address);
     if (wait !== null) throw new TooManyRequests('Too many failed logins; try again later', wait);
     const user = await findUserByEmail(this.db, email);
     const ok = await verifyPassword(user?.password_hash ?? (await dummyHash()), password);
-    if (!user || !ok) {
-      await this.throttle.failed(email, address);
-      throw new Unauthorized('Incorrect e-mail or password');
-    }
-    await this.throttle.succeeded(email);
+    if (!user || !ok) throw new Unauthorized('Incorrect e-mail or password');
+    await this.throttle.succeeded(email, address);
     return { user, tokens: await this.sessions.issue(user) };
   }
 

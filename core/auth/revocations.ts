@@ -2,6 +2,8 @@ import { nowIso, type Db } from '../db';
 import type { ClaimsCheck, TokenClaims, VerifyResult } from './service';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
+/** How far back each sync looks before the newest row it has seen. */
+const OVERLAP_MS = 60_000;
 
 interface RevokedRow {
   id: string;
@@ -74,7 +76,10 @@ export class Revocations {
   private async sync(initial: boolean): Promise<void> {
     const now = nowSec();
     const q = this.db<RevokedRow>('revoked_tokens');
-    const rows: RevokedRow[] = initial ? await q.where('expires_at', '>', now) : await q.where('created_at', '>=', this.lastSeen);
+    // Another host's clock may lag, or its commit may land late: re-read an overlap window
+    // (rows are applied idempotently) so that no revocation is skipped for good.
+    const from = this.lastSeen ? new Date(Date.parse(this.lastSeen) - OVERLAP_MS).toISOString() : '';
+    const rows: RevokedRow[] = initial ? await q.where('expires_at', '>', now) : await q.where('created_at', '>=', from);
     for (const r of rows) {
       const exp = Number(r.expires_at);
       if (r.created_at > this.lastSeen) this.lastSeen = r.created_at;

@@ -119,6 +119,17 @@ export class AuthService {
     return this.runChecks(claims);
   }
 
+  /**
+   * Whether the token a long-lived connection was opened with is still good: not expired,
+   * not revoked since (logout, password reset, refresh reuse).
+   */
+  async stillValid(caller: Caller): Promise<boolean> {
+    if (caller.kind !== 'user' || !caller.jti || !caller.exp) return true;
+    if (caller.exp <= Math.floor(Date.now() / 1000)) return false;
+    const claims = { sub: caller.id, tenant: caller.tenantId, role: caller.role, jti: caller.jti, exp: caller.exp, iat: caller.iat ?? 0, iss: this.config.auth.issuer, aud: this.config.auth.audience };
+    return (await this.runChecks(claims)).valid;
+  }
+
   private async runChecks(claims: TokenClaims): Promise<VerifyResult> {
     if (!isClaims(claims)) return { valid: false, reason: 'malformed' };
     for (const check of this.checks) {
@@ -173,5 +184,5 @@ function isClaims(c: unknown): c is TokenClaims {
 }
 
 export function callerOf(claims: TokenClaims): Caller {
-  return { kind: 'user', id: claims.sub, tenantId: claims.tenant, role: claims.role, email: claims.email, jti: claims.jti, exp: claims.exp };
+  return { kind: 'user', id: claims.sub, tenantId: claims.tenant, role: claims.role, email: claims.email, jti: claims.jti, exp: claims.exp, iat: claims.iat };
 }

@@ -8,6 +8,8 @@ export interface WindowCounter {
   get(key: string): Promise<{ count: number; resetAt: number }>;
   hit(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
   clear(key: string): Promise<void>;
+  /** Takes one count back (an attempt that turned out good). */
+  undo(key: string): Promise<void>;
 }
 
 export class MemoryCounter implements WindowCounter {
@@ -34,6 +36,11 @@ export class MemoryCounter implements WindowCounter {
 
   async clear(key: string) {
     this.entries.delete(key);
+  }
+
+  async undo(key: string) {
+    const e = this.entries.get(key);
+    if (e && e.count > 0) e.count -= 1;
   }
 }
 
@@ -69,6 +76,12 @@ export class RedisCounter implements WindowCounter {
     await this.local.clear(key);
     if (!this.away) await this.redis.del(this.prefix + key);
   }
+
+  async undo(key: string) {
+    if (this.away) return this.local.undo(key);
+    // Only while the key lives: a DECR on a missing key would make one without expiry.
+    await this.redis.eval("if redis.call('exists', KEYS[1]) == 1 then return redis.call('decr', KEYS[1]) end return 0", 1, this.prefix + key);
+  }
 }
 
 /**
@@ -86,31 +99,32 @@ export class LoginThrottle {
     this.windowMs = config.auth.loginThrottle.windowSeconds * 1000;
   }
 
-  /** Seconds to wait when this account or address is throttled; null when it may try. */
-  async retryAfter(email: string, address: string): Promise<number | null> {
+  /**
+   * Counts a login attempt before the password is checked, so that concurrent guesses
+   * cannot all pass the check while the hash is being computed. Answers the seconds to
+   * wait when the account or the address is over its limit, or null when it may try.
+   */
+  async attempt(email: string, address: string): Promise<number | null> {
     const { accountFailures, addressFailures } = this.config.auth.loginThrottle;
     // When the counter store (Redis) is away, logins still work (argon2 still slows guessing).
-    const counts = await Promise.all([this.counter.get(`acct:${email.toLowerCase()}`), this.counter.get(`addr:${address}`)]).catch((err: Error) => {
+    const counts = await Promise.all([this.counter.hit(`acct:${email.toLowerCase()}`, this.windowMs), this.counter.hit(`addr:${address}`, this.windowMs)]).catch((err: Error) => {
       this.log.warn({ err: err.message }, 'login throttle store failed');
       return null;
     });
     if (!counts) return null;
     const [acct, addr] = counts;
     const waits: number[] = [];
-    if (acct.count >= accountFailures) waits.push(acct.resetAt);
-    if (addr.count >= addressFailures) waits.push(addr.resetAt);
+    if (acct.count > accountFailures) waits.push(acct.resetAt);
+    if (addr.count > addressFailures) waits.push(addr.resetAt);
     if (!waits.length) return null;
     return Math.max(1, Math.ceil((Math.max(...waits) - Date.now()) / 1000));
   }
 
-  async failed(email: string, address: string): Promise<void> {
-    await Promise.all([this.counter.hit(`acct:${email.toLowerCase()}`, this.windowMs), this.counter.hit(`addr:${address}`, this.windowMs)]).catch(
-      (err: Error) => this.log.warn({ err: err.message }, 'login throttle store failed'),
-    );
-  }
-
-  /** A good password clears the account's count (the address keeps its own). */
-  async succeeded(email: string): Promise<void> {
-    await this.counter.clear(`acct:${email.toLowerCase()}`).catch((err: Error) => this.log.warn({ err: err.message }, 'login throttle store failed'));
+  /** A good password clears the account's count and takes back the address's count of this attempt. */
+  async succeeded(email: string, address?: string): Promise<void> {
+    await Promise.all([
+      this.counter.clear(`acct:${email.toLowerCase()}`),
+      address ? this.counter.undo(`addr:${address}`) : undefined,
+    ]).catch((err: Error) => this.log.warn({ err: err.message }, 'login throttle store failed'));
   }
 }

@@ -46,6 +46,7 @@ export class Hub {
   sent = 0;
   private unsubscribe: (() => void) | null = null;
   private pinger: NodeJS.Timeout | null = null;
+  private rechecker: NodeJS.Timeout | null = null;
   private sub: Redis | null = null;
 
   constructor(
@@ -55,6 +56,8 @@ export class Hub {
     private readonly log: Logger,
     /** The mesh as a new client first sees it. */
     private readonly snapshot: () => Record<string, unknown>,
+    /** Whether a client's credentials still hold (a revoked or expired token closes the socket). */
+    private readonly stillValid: (caller: Caller) => Promise<boolean> = async () => true,
   ) {}
 
   async start(): Promise<void> {
@@ -67,6 +70,8 @@ export class Hub {
     });
     this.pinger = setInterval(() => this.pingAll(), this.cfg.pingIntervalMs);
     this.pinger.unref();
+    this.rechecker = setInterval(() => void this.recheckAll(), this.cfg.recheckMs);
+    this.rechecker.unref();
     if (this.redis) {
       // A subscribed connection can do nothing else, so the hub has its own.
       const sub = this.redis.duplicate();
@@ -91,6 +96,7 @@ export class Hub {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     if (this.pinger) clearInterval(this.pinger);
+    if (this.rechecker) clearInterval(this.rechecker);
     for (const c of this.clients) c.ws.terminate();
     this.clients.clear();
     if (this.sub) await this.sub.quit().catch(() => this.sub?.disconnect());
@@ -158,6 +164,19 @@ export class Hub {
     }
     c.ws.send(data, { binary: false });
     this.sent++;
+  }
+
+  /** A token that expired or was revoked after the upgrade ends its connection (code 4401). */
+  private async recheckAll(): Promise<void> {
+    for (const c of [...this.clients]) {
+      if (!c.caller) continue;
+      const ok = await this.stillValid(c.caller).catch(() => true);
+      if (ok) continue;
+      this.clients.delete(c);
+      c.ws.close(4401, 'token expired or revoked');
+      // A client that does not answer the close handshake is cut off.
+      setTimeout(() => c.ws.terminate(), 1000).unref();
+    }
   }
 
   private pingAll(): void {

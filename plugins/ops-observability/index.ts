@@ -14,11 +14,12 @@ const HOUR = 3600_000;
 const iso = z.iso.datetime({ offset: true });
 const tenant = z.string().min(1).max(64).optional().describe('Another tenant (admins only)');
 const windowQuery = z
-  .object({ since: iso.optional(), until: iso.optional(), group_by: z.string().max(200).optional(), tenant_id: tenant })
-  .refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), { message: 'since must be before until', path: ['since'] });
+  .object({ since: iso.optional(), until: iso.optional(), group_by: z.string().max(200).optional(), tenant_id: tenant });
 
 function checkedWindow(q: { since?: string; until?: string }, tenantId: string) {
   const w = window(q, HOUR);
+  // Checked on the resolved window, so that a `since` after the default `until` (now) is refused too.
+  if (Date.parse(w.since) >= Date.parse(w.until)) throw invalid(['query', 'since'], 'since must be before until');
   if (Date.parse(w.until) - Date.parse(w.since) > 31 * 24 * HOUR) throw invalid(['query', 'since'], 'a window spans at most 31 days');
   return { ...w, tenantId };
 }

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import { openStream, startMeshHost } from './mesh-helpers';
-import type { TestHost } from '../helpers/host';
+import authPlugin from '../../plugins/auth';
+import opsMeshPlugin from '../../plugins/ops-mesh';
+import { openStream, startMeshHost, type Stream } from './mesh-helpers';
+import { startHost, type TestHost } from '../helpers/host';
 
 describe('hub: who sees which event', () => {
   let t: TestHost;
@@ -32,5 +34,41 @@ describe('hub: who sees which event', () => {
     expect(got('op')).to.deep.equal(['probe_platform', 'probe_mesh']);
     expect(got('admin')).to.deep.equal(['probe_tenant', 'probe_platform', 'probe_mesh']);
     for (const s of Object.values(streams)) await s.close();
+  });
+});
+
+describe('hub: a connection lives only as long as its token', () => {
+  let t: TestHost;
+  before(async () => {
+    t = await startHost({ plugins: [authPlugin, opsMeshPlugin], config: { hub: { recheckMs: 100 } } });
+  });
+  after(() => t.stop());
+
+  const closed = (s: Stream) => new Promise<number>((resolve) => s.ws.once('close', (code) => resolve(code)));
+
+  it('closes the socket (4401) after the token is logged out', async () => {
+    const login = await t.request('POST', '/auth/login', { token: null, body: { email: t.admin.email, password: t.admin.password } });
+    const token = login.body.access_token as string;
+    const s = await openStream(t, token);
+    await s.next((m) => m.type === 'snapshot');
+    const other = await openStream(t, t.adminToken);
+    await other.next((m) => m.type === 'snapshot');
+    const code = closed(s);
+    expect((await t.request('POST', '/auth/logout', { token })).status).to.be.within(200, 204);
+    expect(await code).to.equal(4401);
+    // Another token of the same user keeps its connection.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(other.ws.readyState).to.equal(other.ws.OPEN);
+    await other.close();
+  });
+
+  it('closes the socket when the token expires', async () => {
+    const admin = await t.host.services.db('users').where({ email: t.admin.email }).first();
+    const { token } = t.host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }, 2);
+    const s = await openStream(t, token);
+    await s.next((m) => m.type === 'snapshot');
+    const started = Date.now();
+    expect(await closed(s)).to.equal(4401);
+    expect(Date.now() - started).to.be.below(4000);
   });
 });

@@ -309,6 +309,14 @@ describe('auth: login throttling', () => {
     expect((await login('b@throttle.org', PASSWORD, '10.1.0.9')).status).to.equal(200);
   });
 
+  it('counts concurrent guesses before hashing, so a burst cannot pass the limit', async () => {
+    await t.request('POST', '/auth/register', { token: null, body: { email: 'burst@throttle.org', password: PASSWORD, name: 'burst' } });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => login('burst@throttle.org', 'wrong-pass-1', `10.5.${i}.1`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).to.have.length(3);
+    expect(statuses.filter((s) => s === 429)).to.have.length(9);
+  });
+
   it('throttles one client address across accounts', async () => {
     for (let i = 0; i < 5; i++) await login(`nobody${i}@throttle.org`, 'wrong-pass-1', '10.9.9.9');
     const r = await login('c@throttle.org', PASSWORD, '10.9.9.9');

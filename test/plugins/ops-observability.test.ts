@@ -76,5 +76,12 @@ eachDatabase('ops observability', (db) => {
     expect((await t.request('GET', '/ops/observability/audit?limit=0', { token: operator.token })).status).to.equal(422);
     expect((await t.request('GET', '/ops/observability/audit?cursor=bad', { token: operator.token })).status).to.equal(422);
     expect((await t.request('GET', '/ops/observability/overview?since=yesterday', { token: operator.token })).status).to.equal(422);
+    for (const p of ['overview', 'llm-metrics', 'policy-metrics', 'outcome-metrics']) {
+      const reversed = await t.request('GET', `/ops/observability/${p}?since=2024-01-01T00:00:00Z&until=2023-01-01T00:00:00Z`, { token: operator.token });
+      expect(reversed.status, p).to.equal(422);
+      expect(reversed.body.detail[0].msg).to.equal('since must be before until');
+      const future = await t.request('GET', `/ops/observability/${p}?since=2999-01-01T00:00:00Z`, { token: operator.token });
+      expect(future.status, p).to.equal(422);
+    }
   });
 });
