@@ -68,12 +68,12 @@ async function measure(services: Services, domain: string): Promise<Report> {
 
 export default definePlugin({
   id: 'slo',
-  prefix: '/ops/slo',
+  prefix: '/ops',
   services: ['mesh', 'config'],
   routes: [
     route({
       method: 'get',
-      path: '/',
+      path: '/slo',
       summary: 'SLO status of every kernel domain over its configured window',
       access: 'viewer',
       response: z.object({
@@ -102,7 +102,7 @@ export default definePlugin({
     }),
     route({
       method: 'get',
-      path: '/{domain}',
+      path: '/slo/{domain}',
       summary: 'SLO status of one domain: success ratio, latency percentiles, error budget remaining, burn rate',
       access: 'viewer',
       params: z.object({ domain: kernelId }),
