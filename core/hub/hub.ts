@@ -126,8 +126,11 @@ export class Hub {
   broadcast(e: BusEvent): void {
     if (this.clients.size === 0) return;
     const data = Buffer.from(JSON.stringify(e));
+    // An event that names a tenant (incident, workflow_status, action_taken) goes to that tenant's clients only.
+    const tenant = (e.data as { tenant_id?: unknown } | null)?.tenant_id;
     for (const c of this.clients) {
       if (c.types && !c.types.has(e.type)) continue;
+      if (typeof tenant === 'string' && c.caller?.tenantId !== tenant) continue;
       this.sendTo(c, data);
     }
   }

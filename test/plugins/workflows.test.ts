@@ -4,14 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BusEvent } from '../../core/events';
+import opsMesh from '../../plugins/ops-mesh';
 import workflows from '../../plugins/workflows';
-import { BUILTIN_KERNELS, FIXTURE_KERNELS, until } from '../core/mesh-helpers';
+import { BUILTIN_KERNELS, FIXTURE_KERNELS, openStream, until } from '../core/mesh-helpers';
 import { eventually } from '../helpers/eventually';
 import { dropSchema, eachDatabase, startHost, type DbKind, type TestHost } from '../helpers/host';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 const meshConfig = { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['analytics', 'probe'], heartbeatMs: 100, noNodeWaitMs: 300 } };
-const start = (db: DbKind, extra: { dataDir?: string; pgSchema?: string } = {}) => startHost({ db, plugins: [workflows], config: meshConfig, ...extra });
+const start = (db: DbKind, extra: { dataDir?: string; pgSchema?: string } = {}) => startHost({ db, plugins: [workflows, opsMesh], config: meshConfig, ...extra });
 
 const twoSteps = {
   name: 'describe then percentiles',
@@ -120,6 +121,25 @@ eachDatabase('workflows plugin', (db) => {
       expect((await finished((await run(empty.id)).body.id)).state).to.equal('succeeded');
     });
 
+    it("streams workflow_status on /ops/stream to the execution's tenant only", async () => {
+      const mine = await openStream(t, viewer);
+      const theirs = await openStream(t, acme);
+      try {
+        const def = (await create({ name: 'streamed', steps: [] })).body;
+        const id = (await run(def.id)).body.id;
+        const done = await mine.next((m) => m.type === 'workflow_status' && m.data.execution_id === id && m.data.state === 'succeeded');
+        expect(done.data).to.include({ tenant_id: 'platform', previous: 'running' });
+        const acmeDef = (await create({ name: 'theirs', steps: [] }, acme)).body;
+        const acmeRun = (await run(acmeDef.id, acme)).body.id;
+        await theirs.next((m) => m.type === 'workflow_status' && m.data.execution_id === acmeRun && m.data.state === 'succeeded');
+        expect(theirs.messages.some((m) => m.data?.execution_id === id)).to.equal(false);
+        expect(mine.messages.some((m) => m.data?.execution_id === acmeRun)).to.equal(false);
+      } finally {
+        await mine.close();
+        await theirs.close();
+      }
+    });
+
     it('fails a step whose reference finds nothing, skipping the rest', async () => {
       const def = (await create({ name: 'broken ref', steps: [twoSteps.steps[0], { id: 'b', kernel: 'analytics', task: 'describe', input: { values: ['${steps.stats.output.nope}'] } }, { id: 'c', kernel: 'analytics', task: 'describe', input: { values: [1] } }] })).body;
       const done = await finished((await run(def.id)).body.id);
@@ -156,7 +176,9 @@ eachDatabase('workflows plugin', (db) => {
       expect((await exec(id, acme)).status).to.equal(404);
       expect((await exec(MISSING)).status).to.equal(404);
       expect((await exec('nope')).status).to.equal(422);
-      expect((await t.request('GET', '/ops/workflows', { token: acme })).body.executions).to.deep.equal([]);
+      const theirs = (await t.request('GET', '/ops/workflows', { token: acme })).body.executions;
+      expect(theirs.every((e: { tenant_id: string }) => e.tenant_id === 'acme')).to.equal(true);
+      expect(theirs.map((e: { id: string }) => e.id)).to.not.include(id);
       expect((await t.request('GET', '/ops/workflows?status=done', { token: viewer })).status).to.equal(422);
       expect((await t.request('GET', '/ops/workflows', { token: null })).status).to.equal(401);
       expect((await exec(id, null as unknown as string)).status).to.equal(401);
