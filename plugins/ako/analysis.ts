@@ -1,5 +1,6 @@
 // What AKO measures per kernel and the proposals it derives (rules: README "AKO").
 import type { Config } from '../../core/config';
+import { outcomeCounts, outcomeCountsByNode, outcomePercentiles } from '../../core/mesh/outcomes';
 import type { Services } from '../../core/services';
 
 export type AkoAction = 'add_node' | 'remove_node' | 'drain_node' | 'set_threads';
@@ -42,28 +43,31 @@ export async function measure(services: Services, cfg: Config['ako']): Promise<K
   // Outcomes are written in batches: write what is buffered so that the latest tasks count.
   await services.mesh.outcomesWriter.flush();
   const since = new Date(Date.now() - cfg.windowSeconds * 1000).toISOString();
-  const rows: Array<{ kernel_id: string; node_id: string; ok: unknown; wait_ms: unknown }> = await services.db('task_outcomes').where('at', '>=', since).select('kernel_id', 'node_id', 'ok', 'wait_ms');
+  // One snapshot of the live mesh (nodes may come and go while the database answers).
   const stats = services.mesh.stats();
-  return stats.kernels.map((k) => {
-    const mine = rows.filter((r) => r.kernel_id === k.kernel_id);
-    const isOk = (v: unknown) => v === true || v === 1;
-    const waits = mine.map((r) => Number(r.wait_ms)).sort((a, b) => a - b);
+  const views = new Map(services.mesh.nodes().map((v) => [v.id, v]));
+  const out: KernelFigures[] = [];
+  for (const k of stats.kernels) {
+    const filter = { kernelId: k.kernel_id, since };
+    const counts = await outcomeCounts(services.db, filter);
+    const byNode = await outcomeCountsByNode(services.db, filter);
+    const wait = await outcomePercentiles(services.db, filter, 'wait_ms', [90], counts.tasks);
     const nodes: NodeFigures[] = k.nodes.map((n) => {
-      const view = services.mesh.node(n.node_id);
-      const own = mine.filter((r) => r.node_id === n.node_id);
-      const failed = own.filter((r) => !isOk(r.ok)).length;
-      return { node_id: n.node_id, state: n.state, health: view.health, threads: view.threads, utilisation: n.utilization, tasks: own.length, failed, error_rate: own.length ? r3(failed / own.length) : null };
+      const view = views.get(n.node_id)!;
+      const own = byNode.get(n.node_id) ?? { tasks: 0, failed: 0 };
+      return { node_id: n.node_id, state: n.state, health: view.health, threads: view.threads, utilisation: n.utilization, tasks: own.tasks, failed: own.failed, error_rate: own.tasks ? r3(own.failed / own.tasks) : null };
     });
     const active = nodes.filter((n) => n.state === 'active');
-    return {
+    out.push({
       kernel_id: k.kernel_id,
-      tasks: mine.length,
-      failed: mine.filter((r) => !isOk(r.ok)).length,
-      queue_wait_p90_ms: waits.length ? r3(waits[Math.min(waits.length - 1, Math.ceil(waits.length * 0.9) - 1)]!) : null,
+      tasks: counts.tasks,
+      failed: counts.failed,
+      queue_wait_p90_ms: wait ? r3(wait[0]!) : null,
       mean_utilisation: active.length ? r3(active.reduce((a, n) => a + n.utilisation, 0) / active.length) : null,
       nodes,
-    };
-  });
+    });
+  }
+  return out;
 }
 
 /** The proposals for one kernel; a node gets at most one. */

@@ -1,15 +1,11 @@
 import { z } from 'zod';
 import type { Config } from '../../core/config';
+import { outcomeCounts, outcomePercentiles } from '../../core/mesh/outcomes';
 import { kernelId } from '../../core/mesh/schemas';
 import { definePlugin, route } from '../../core/plugin';
 import type { Services } from '../../core/services';
 
 const round = (x: number, digits = 6) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 const report = z.object({
   domain: z.string(),
@@ -38,12 +34,15 @@ async function measure(services: Services, domain: string): Promise<Report> {
   const o = objectiveOf(services.config, domain);
   const until = new Date();
   const since = new Date(until.getTime() - o.windowSeconds * 1000);
-  const { ok, failed, durations } = await services.mesh.outcomes(domain, since.toISOString());
-  const total = ok + failed;
+  // Outcomes are written in batches: write what is buffered so that the latest tasks count.
+  await services.mesh.outcomesWriter.flush();
+  const filter = { kernelId: domain, since: since.toISOString() };
+  const { tasks: total, failed } = await outcomeCounts(services.db, filter);
+  const ok = total - failed;
   const budget = 1 - o.availability;
   const ratio = total ? ok / total : null;
-  const sorted = durations.sort((a, b) => a - b);
-  const latency = total ? { p50: round(percentile(sorted, 50), 3), p95: round(percentile(sorted, 95), 3), p99: round(percentile(sorted, 99), 3) } : null;
+  const ps = await outcomePercentiles(services.db, filter, 'duration_ms', [50, 95, 99], total);
+  const latency = ps ? { p50: round(ps[0]!, 3), p95: round(ps[1]!, 3), p99: round(ps[2]!, 3) } : null;
   const allowed = budget * total;
   const availabilityMet = ratio === null ? null : ratio >= o.availability;
   const latencyMet = latency === null ? null : latency.p99 <= o.latencyP99Ms;
@@ -69,7 +68,7 @@ async function measure(services: Services, domain: string): Promise<Report> {
 export default definePlugin({
   id: 'slo',
   prefix: '/ops',
-  services: ['mesh', 'config'],
+  services: ['mesh', 'config', 'db'],
   routes: [
     route({
       method: 'get',
