@@ -30,14 +30,14 @@ export async function outcomeCountsByNode(db: Db, f: WindowFilter): Promise<Map<
   return new Map(rows.map((r) => [r.node_id, { tasks: Number(r.n), failed: Number(r.failed) }]));
 }
 
-/** Nearest-rank percentiles (0–100) of a column over the window's `tasks` outcomes; null when there are none. */
+/** Nearest-rank percentiles (0–100) of a column over the window's `tasks` outcomes, in one query; null when there are none. */
 export async function outcomePercentiles(db: Db, f: WindowFilter, column: 'duration_ms' | 'wait_ms', ps: number[], tasks: number): Promise<number[] | null> {
   if (tasks === 0) return null;
-  const out: number[] = [];
-  for (const p of ps) {
-    const rank = Math.min(tasks - 1, Math.max(0, Math.ceil((p / 100) * tasks) - 1));
-    const row = (await base(db, f).orderBy(column, 'asc').offset(rank).limit(1).first(column)) as Record<string, unknown> | undefined;
-    out.push(Number(row?.[column] ?? 0));
-  }
-  return out;
+  const ranks = ps.map((p) => Math.min(tasks, Math.max(1, Math.ceil((p / 100) * tasks))));
+  const ranked = base(db, f).select(db.raw('?? as v, row_number() over (order by ?? asc) as rn', [column, column]));
+  const rows = (await db.select('rn', 'v').from(ranked.as('ranked')).whereIn('rn', [...new Set(ranks)])) as Array<{ rn: unknown; v: unknown }>;
+  const at = new Map(rows.map((r) => [Number(r.rn), Number(r.v)]));
+  // Rows written between the count and this query only add ranks; a rank past the end takes the largest found.
+  const largest = rows.length ? Math.max(...rows.map((r) => Number(r.v))) : 0;
+  return ranks.map((r) => at.get(r) ?? largest);
 }
