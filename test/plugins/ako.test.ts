@@ -81,6 +81,17 @@ eachDatabase('ako plugin', (db) => {
     expect(find(r.body.proposals, 'drain_node', 'probe-1')).to.equal(undefined);
     const k = r.body.kernels.find((x: { kernel_id: string }) => x.kernel_id === 'probe');
     expect(k).to.include({ tasks: 12, failed: 6 });
+    // Someone drained it meanwhile: the mesh refuses, the proposal fails, and may be applied again later.
+    const manual = { source: 'manual' as const, actor: 'test' };
+    await mesh.drainNode('probe-2', {}, manual);
+    const refused = await apply(drain.id);
+    expect(refused.status).to.equal(409);
+    expect(refused.body.detail).to.match(/already draining/);
+    const failed = (await t.request('GET', '/ops/ako/actions?status=failed', { token: viewer })).body.actions;
+    expect(failed.map((x: { id: string }) => x.id)).to.include(drain.id);
+    const rec = await t.host.services.actions.list({ limit: 1, action: 'apply_ako_action', target_id: 'probe-2' });
+    expect(rec.actions[0]).to.include({ result: 'refused', cause: `ako:${drain.id}` });
+    await mesh.abortDrain('probe-2', manual);
     const a = await apply(drain.id);
     expect(a.status).to.equal(200);
     expect(mesh.node('probe-2').state).to.equal('draining');

@@ -218,6 +218,21 @@ eachDatabase('workflows plugin', (db) => {
       const ok = (await create({ name: 'quick', steps: [{ id: 'q', kernel: 'probe', task: 'wait', input: { ms: 1 } }] })).body;
       expect((await finished((await run(ok.id)).body.id)).state).to.equal('succeeded');
     });
+
+    it('cancels in storage an execution this host does not run (another host, or one that died)', async () => {
+      const def = (await create({ name: 'elsewhere', steps: [{ id: 'a', kernel: 'probe', task: 'wait', input: { ms: 1 } }, { id: 'b', kernel: 'probe', task: 'wait', input: { ms: 1 } }] })).body;
+      const id = crypto.randomUUID();
+      const steps = [
+        { id: 'a', kernel: 'probe', task: 'wait', state: 'running', attempts: 1, started_at: new Date().toISOString(), finished_at: null, duration_ms: null, output: null, error: null },
+        { id: 'b', kernel: 'probe', task: 'wait', state: 'pending', attempts: 0, started_at: null, finished_at: null, duration_ms: null, output: null, error: null },
+      ];
+      await t.host.services.db('workflow_executions').insert({ id, tenant_id: 'platform', workflow_id: def.id, workflow_name: def.name, state: 'running', error: null, steps: JSON.stringify(steps), created_by: 'x', created_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: null });
+      const r = await t.request('POST', `/ops/workflows/${id}/cancel`, { token: member });
+      expect(r.status).to.equal(200);
+      expect(r.body).to.include({ state: 'cancelled', error: 'cancelled by request' });
+      expect(r.body.steps.map((x: { state: string }) => x.state)).to.deep.equal(['cancelled', 'skipped']);
+      expect((await t.request('POST', `/ops/workflows/${id}/cancel`, { token: member })).status).to.equal(409);
+    });
   });
 });
 
