@@ -21,10 +21,11 @@ function message(err: unknown): string {
 /**
  * Runs executions on this host: one step after the other on the kernels (services.mesh.run),
  * each with the execution's AbortSignal so that a cancel aborts the running task on its worker.
- * The runner is the only writer of an execution it runs.
+ * The runner writes an execution only while storage still has it pending or running, so an
+ * execution cancelled in storage (by another host) stops before its next step.
  */
 export class Runner {
-  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
 
   constructor(private readonly services: Services) {}
 
@@ -63,9 +64,9 @@ export class Runner {
     await Promise.allSettled(all.map((r) => r.done));
   }
 
-  private async execute(e: Execution, def: Definition, caller: Caller, signal: AbortSignal): Promise<void> {
+  private async execute(e: Execution, def: Definition, caller: Caller, signal: AbortSignal): Promise<unknown> {
     e.started_at = nowIso();
-    await this.save(e, 'running', null);
+    if (!(await this.save(e, 'running', null))) return;
     const outputs = new Map<string, unknown>();
     for (let i = 0; i < def.steps.length; i++) {
       const sd = def.steps[i]!;
@@ -74,7 +75,8 @@ export class Runner {
       step.state = 'running';
       step.started_at = nowIso();
       const t0 = performance.now();
-      await this.write(e);
+      // Finished elsewhere (cancelled in storage by another host): stop here.
+      if (!(await this.write(e))) return;
       const end = (state: 'succeeded' | 'failed' | 'cancelled', error: string | null, output: unknown = null) => {
         step.state = state;
         step.error = error;
@@ -111,7 +113,7 @@ export class Runner {
         }
       }
       if (signal.aborted) break;
-      await this.write(e);
+      if (!(await this.write(e))) return;
     }
     if (signal.aborted) {
       const stop = signal.reason === 'stop';
@@ -132,17 +134,19 @@ export class Runner {
     }
   }
 
-  private write(e: Execution) {
-    return this.services.db('workflow_executions').where({ id: e.id, tenant_id: e.tenant_id }).update(execRow(e));
+  /** Writes an execution that is still pending or running in storage; false when it was finished elsewhere. */
+  private async write(e: Execution): Promise<boolean> {
+    const n = await this.services.db('workflow_executions').where({ id: e.id, tenant_id: e.tenant_id }).whereIn('state', ['pending', 'running']).update(execRow(e));
+    return n > 0;
   }
 
   /** Stores a new state and publishes it as a `workflow_status` event. */
-  async save(e: Execution, state: ExecState, error: string | null): Promise<void> {
+  async save(e: Execution, state: ExecState, error: string | null): Promise<boolean> {
     const previous = e.state;
     e.state = state;
     e.error = error;
     if (FINISHED.includes(state)) e.finished_at = nowIso();
-    await this.write(e);
+    if (!(await this.write(e))) return false;
     if (previous !== state) {
       this.services.events.publish('workflow_status', {
         execution_id: e.id,
@@ -155,5 +159,6 @@ export class Runner {
         steps: e.steps.map((s) => ({ id: s.id, state: s.state })),
       });
     }
+    return true;
   }
 }

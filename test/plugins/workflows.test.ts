@@ -233,6 +233,19 @@ eachDatabase('workflows plugin', (db) => {
       expect(r.body.steps.map((x: { state: string }) => x.state)).to.deep.equal(['cancelled', 'skipped']);
       expect((await t.request('POST', `/ops/workflows/${id}/cancel`, { token: member })).status).to.equal(409);
     });
+
+    it('a runner stops before its next step when storage says the execution was finished elsewhere', async () => {
+      const def = (await create({ name: 'two', steps: [{ id: 'a', kernel: 'probe', task: 'wait', input: { ms: 300 } }, { id: 'b', kernel: 'probe', task: 'wait', input: { ms: 1 } }] })).body;
+      const id = (await run(def.id)).body.id;
+      await until(async () => (await exec(id)).body.steps[0].state === 'running', 5000, 'step a to run');
+      const ran = t.host.services.mesh.node('probe-1').tasks_run;
+      // What a cancel on another host writes.
+      await t.host.services.db('workflow_executions').where({ id }).update({ state: 'cancelled', error: 'cancelled by request' });
+      await until(() => t.host.services.mesh.node('probe-1').tasks_run === ran + 1, 5000, 'step a to finish');
+      await new Promise((r) => setTimeout(r, 100));
+      expect(t.host.services.mesh.node('probe-1').tasks_run).to.equal(ran + 1);
+      expect((await exec(id)).body.state).to.equal('cancelled');
+    });
   });
 });
 
