@@ -129,6 +129,25 @@ export const configSchema = z.object({
       queueLimit: z.number().int().min(1).default(10_000),
     })
     .prefault({}),
+  /** Autonomous kernel optimisation: the thresholds of its proposals (README "AKO"). */
+  ako: z
+    .object({
+      /** Task outcomes of this many recent seconds are measured. */
+      windowSeconds: z.number().int().min(1).max(86_400).default(300),
+      /** Fewer tasks than this in the window: error rate and queue wait are not judged. */
+      minTasks: z.number().int().min(1).default(20),
+      /** Queue wait p90 of a kernel at or above which it needs capacity. */
+      queueWaitP90Ms: z.number().positive().default(100),
+      /** Mean utilisation of a kernel's active nodes at or above which it needs capacity. */
+      utilisationHigh: z.number().gt(0).max(1).default(0.8),
+      /** Every active node at or below this (and no queue wait): a node or thread is surplus. */
+      utilisationLow: z.number().min(0).lt(1).default(0.05),
+      /** A node's error rate at or above which it is proposed for draining. */
+      errorRateDrain: z.number().gt(0).max(1).default(0.5),
+      maxNodesPerKernel: z.number().int().min(1).max(64).default(8),
+      maxThreadsPerNode: z.number().int().min(1).max(64).default(8),
+    })
+    .prefault({}),
   plugins: z
     .object({
       /** Folder the host discovers plugins in (compiled output). */

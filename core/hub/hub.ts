@@ -7,17 +7,18 @@ import type { Redis } from '../redis';
 import { roleAtLeast, type Caller } from '../roles';
 
 /**
- * Who may see an event. Mesh events carry no tenant_id and go to every client. An event
- * with a tenant_id goes to that tenant's clients (and admins); one whose tenant_id is null
- * is platform-wide (an automatic incident, an action on the mesh) and goes to operators
- * and admins, as the matching HTTP reads do.
+ * Who may see an event, by the same rule as the matching HTTP reads. Mesh events carry no
+ * tenant_id and go to every client. An event with a tenant_id (a tenant's incident,
+ * action or workflow_status) goes to that tenant's clients only; one whose tenant_id is
+ * null is platform-wide (an automatic incident, an action on the mesh) and goes to
+ * operators and admins.
  */
 export function visibleTo(e: BusEvent, caller: Caller | null): boolean {
   if (!e.data || !Object.prototype.hasOwnProperty.call(e.data, 'tenant_id')) return true;
   if (!caller) return false;
   const tenant = (e.data as { tenant_id?: unknown }).tenant_id;
   if (tenant === null || tenant === undefined) return roleAtLeast(caller.role, 'operator');
-  return caller.role === 'admin' || caller.tenantId === tenant;
+  return caller.tenantId === tenant;
 }
 
 interface Client {

@@ -6,7 +6,7 @@ import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { analytics, BUCKET_MS, summary } from './analytics';
 import { watchMesh } from './auto';
-import { meshOf, MITIGATIONS } from './mitigations';
+import { MITIGATIONS } from './mitigations';
 import { analyticsQuery, detectBody, idParams, incident, listQuery, mitigateBody, noteBody, withTimeline } from './schemas';
 import { ACTIVE, IncidentStore, incidentMigrations, RULES, scoped, visible, type Incident } from './store';
 
@@ -36,7 +36,7 @@ function record(services: Services, caller: Caller, action: string, i: Incident,
 export default definePlugin({
   id: 'incidents',
   prefix: '',
-  services: ['db', 'events', 'actions', 'log'],
+  services: ['db', 'events', 'actions', 'log', 'mesh'],
   migrations: incidentMigrations,
   start(services) {
     const store = new IncidentStore(services.db, services.events);
@@ -137,7 +137,6 @@ export default definePlugin({
       method: 'post',
       path: '/incidents/{incident_id}/mitigate',
       summary: 'Apply a mitigation on the mesh (pause_kernel, isolate_kernel, drain_node, restart_node)',
-      description: 'Answers 503 when the host runs no kernel mesh; nothing is changed then.',
       access: 'operator',
       params: idParams,
       body: mitigateBody,
@@ -151,12 +150,10 @@ export default definePlugin({
         const current = await store.get(params.incident_id, scope);
         const allowed: readonly string[] = RULES.mitigated;
         if (!allowed.includes(current.state)) throw new Conflict(`Incident is ${current.state}; it can be mitigated only when ${allowed.join(' or ')}`);
-        const mesh = meshOf(services);
-        if (!mesh) throw new Unavailable(`Cannot ${body.action}: this host runs no kernel mesh (services.mesh is absent); the incident is unchanged`);
         const what = { action: body.action, target: body.target, ...(body.note ? { note: body.note } : {}) };
         let result: unknown;
         try {
-          result = await m.run(mesh, body.target, { source: 'manual', actor: caller!.id, cause: current.id });
+          result = await m.run(services.mesh, body.target, { source: 'manual', actor: caller!.id, cause: current.id });
         } catch (err) {
           const status = err instanceof HttpError ? err.status : 503;
           const detail = err instanceof HttpError ? err.detail : 'the mesh could not perform the action';

@@ -1,28 +1,5 @@
-import type { Services } from '../../core/services';
-
-/** Who acts on the mesh, as the mesh records it (MESH-API.md ActionActor). */
-export interface ActionActor {
-  source: 'manual' | 'automated';
-  actor: string;
-  cause?: string | null;
-}
-
-/**
- * The part of the mesh service (MESH-API.md) that mitigations use. Declared here because
- * services.mesh is added by the mesh area; once it exists, `Services['mesh']` satisfies it.
- */
-export interface MeshControl {
-  pauseKernel(id: string, actor: ActionActor): unknown;
-  isolateKernel(id: string, actor: ActionActor): unknown;
-  drainNode(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor): unknown;
-  completeDrain(id: string, opts: { force?: boolean }, actor: ActionActor): unknown;
-  resumeNode(id: string, actor: ActionActor): unknown;
-}
-
-/** The mesh service when the host has one; null on a host without the mesh. */
-export function meshOf(services: Services): MeshControl | null {
-  return ((services as unknown as { mesh?: MeshControl }).mesh ?? null) as MeshControl | null;
-}
+import type { Mesh } from '../../core/mesh/mesh';
+import type { ActionActor } from '../../core/mesh/types';
 
 const KERNEL_ID = /^[a-z][a-z0-9_-]{0,63}$/;
 const NODE_ID = /^[a-z][a-z0-9_-]{0,63}-[1-9][0-9]{0,5}$/;
@@ -31,10 +8,10 @@ interface Mitigation {
   /** What the target names, and its form, checked before anything is done. */
   target: 'kernel' | 'node';
   pattern: RegExp;
-  run(mesh: MeshControl, target: string, actor: ActionActor): Promise<unknown>;
+  run(mesh: Mesh, target: string, actor: ActionActor): Promise<unknown>;
 }
 
-/** Mitigation name -> what it does on the mesh. Adding a mitigation is one line here. */
+/** Mitigation name -> what it does on the mesh (services.mesh). Adding a mitigation is one line here. */
 export const MITIGATIONS = {
   pause_kernel: { target: 'kernel', pattern: KERNEL_ID, run: async (m, id, a) => m.pauseKernel(id, a) },
   isolate_kernel: { target: 'kernel', pattern: KERNEL_ID, run: async (m, id, a) => m.isolateKernel(id, a) },

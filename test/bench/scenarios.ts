@@ -2,6 +2,7 @@ import { drive, type Row } from './harness';
 import { authScenario } from './auth';
 import { healthFanOut, taskApiVsPool } from './mesh';
 import { telemetryRows } from './telemetry';
+import { opsWorkflowsSlo } from './ops';
 
 export interface BenchContext {
   url: string;
@@ -59,4 +60,5 @@ export const scenarios: Scenario[] = [
     name: 'telemetry',
     run: () => telemetryRows(),
   },
+  opsWorkflowsSlo,
 ];

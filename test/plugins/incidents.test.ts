@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { Conflict } from '../../core/errors';
 import type { BusEvent } from '../../core/events';
 import actionsHistory from '../../plugins/actions-history';
 import incidents from '../../plugins/incidents';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
+import { until } from '../core/mesh-helpers';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
@@ -23,7 +23,6 @@ eachDatabase('incidents plugin', (db) => {
     acmeViewer = (await t.userToken('viewer', 'acme')).token;
   });
   after(() => t.stop());
-  afterEach(() => delete (t.host.services as unknown as { mesh?: unknown }).mesh);
 
   const detect = (body: Record<string, unknown> = {}, token = op) =>
     t.request('POST', '/incidents/detect', { token, body: { title: 'Trading latency high', severity: 'high', domain: 'trading', ...body } });
@@ -147,7 +146,9 @@ eachDatabase('incidents plugin', (db) => {
   });
 
   describe('POST /incidents/{id}/mitigate', () => {
-    it('checks body, incident and state first, then answers 503 without a mesh and changes nothing', async () => {
+    const manual = { source: 'manual' as const, actor: 'test' };
+
+    it('checks body, incident and state first; bad input changes nothing on the mesh', async () => {
       const id = (await detect()).body.id;
       const bad = [{ action: 'reboot_everything', target: 'trading' }, { action: 'drain_node', target: 'trading' }, { action: 'pause_kernel', target: 'Trading-1!' }, { action: 'pause_kernel' }];
       for (const body of bad) {
@@ -157,59 +158,60 @@ eachDatabase('incidents plugin', (db) => {
       expect((await t.request('POST', `/incidents/${id}/mitigate`, { token: null, body: { action: 'pause_kernel', target: 'trading' } })).status).to.equal(401);
       expect((await t.request('POST', `/incidents/${id}/mitigate`, { token: member, body: { action: 'pause_kernel', target: 'trading' } })).status).to.equal(403);
       expect((await t.request('POST', `/incidents/${MISSING}/mitigate`, { token: op, body: { action: 'pause_kernel', target: 'trading' } })).status).to.equal(404);
-      const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'pause_kernel', target: 'trading' } });
-      expect(r.status).to.equal(503);
-      expect(r.body.detail).to.match(/no kernel mesh/);
+      expect(t.host.services.mesh.kernel('trading').state).to.equal('active');
       const after = (await t.request('GET', `/ops/incidents/${id}`, { token: op })).body;
       expect(after.state).to.equal('open');
       expect(after.timeline).to.have.length(1);
     });
 
-    it('dispatches through the mesh: drain_node and restart_node act with the incident as cause', async () => {
-      const calls: unknown[][] = [];
-      const mesh = {
-        pauseKernel: (...a: unknown[]) => calls.push(['pauseKernel', ...a]),
-        isolateKernel: (...a: unknown[]) => calls.push(['isolateKernel', ...a]),
-        drainNode: async (...a: unknown[]) => (calls.push(['drainNode', ...a]), { node_id: a[0], state: 'draining' }),
-        completeDrain: (...a: unknown[]) => calls.push(['completeDrain', ...a]),
-        resumeNode: (...a: unknown[]) => calls.push(['resumeNode', ...a]),
-      };
-      (t.host.services as unknown as { mesh: unknown }).mesh = mesh;
+    it('drains a real node and restarts another, with the incident as the cause of the mesh actions', async () => {
+      const mesh = t.host.services.mesh;
       const id = (await detect()).body.id;
-      const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'drain_node', target: 'trading-2', note: 'take it out' } });
+      const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'drain_node', target: 'llm-1', note: 'take it out' } });
       expect(r.status).to.equal(200);
       expect(r.body.state).to.equal('mitigated');
       expect(r.body.timeline[1]).to.deep.include({ kind: 'mitigated', from_state: 'open', to_state: 'mitigated' });
-      expect(r.body.timeline[1].detail).to.deep.equal({ action: 'drain_node', target: 'trading-2', note: 'take it out', result: { node_id: 'trading-2', state: 'draining' } });
-      const actor = calls[0][calls[0].length - 1] as { source: string; cause: string };
-      expect(calls[0].slice(0, 2)).to.deep.equal(['drainNode', 'trading-2']);
-      expect(actor).to.deep.include({ source: 'manual', cause: id });
-      calls.length = 0;
-      const again = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'restart_node', target: 'trading-2' } });
+      expect(r.body.timeline[1].detail).to.deep.include({ action: 'drain_node', target: 'llm-1', note: 'take it out' });
+      expect(r.body.timeline[1].detail.result).to.include({ node_id: 'llm-1', state: 'draining' });
+      expect(mesh.node('llm-1').state).to.equal('draining');
+      const drained = await t.host.services.actions.list({ limit: 5, action: 'drain_node', target_id: 'llm-1' });
+      expect(drained.actions[0]).to.include({ source: 'manual', cause: id, result: 'succeeded' });
+
+      const threadsBefore = mesh.node('analytics-1').live_threads.map((x) => x.thread_id);
+      const again = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'restart_node', target: 'analytics-1' } });
       expect(again.status).to.equal(200);
-      expect(calls.map((c) => c[0])).to.deep.equal(['drainNode', 'completeDrain', 'resumeNode']);
-      expect(calls[1][2]).to.deep.equal({ force: true });
+      expect(mesh.node('analytics-1').state).to.equal('active');
       expect(again.body.timeline.map((e: { kind: string }) => e.kind)).to.deep.equal(['opened', 'mitigated', 'mitigated']);
+      const steps = await t.host.services.actions.list({ limit: 3, target_id: 'analytics-1' });
+      expect(steps.actions.map((a) => [a.action, a.cause])).to.deep.equal([['resume_node', id], ['complete_drain', id], ['drain_node', id]]);
       const h = await t.request('GET', `/ops/actions/history?action=mitigate_incident&target=${id}`, { token: op });
       expect(h.body.actions.map((a: { detail: { action: string } }) => a.detail.action)).to.deep.equal(['restart_node', 'drain_node']);
+      await until(() => mesh.node('analytics-1').live_threads.length > 0, 5000, 'fresh threads');
+      expect(mesh.node('analytics-1').live_threads.map((x) => x.thread_id)).to.not.deep.equal(threadsBefore);
+      await mesh.abortDrain('llm-1', manual);
     });
 
-    it("passes the mesh's refusal on, records it, and keeps the state", async () => {
-      (t.host.services as unknown as { mesh: unknown }).mesh = {
-        pauseKernel: () => {
-          throw new Conflict('Kernel trading is already paused');
-        },
-      };
-      const id = (await detect()).body.id;
-      const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'pause_kernel', target: 'trading' } });
-      expect(r.status).to.equal(409);
-      expect(r.body.detail).to.equal('Kernel trading is already paused');
-      const after = (await t.request('GET', `/ops/incidents/${id}`, { token: op })).body;
-      expect(after.state).to.equal('open');
-      expect(after.timeline[1]).to.deep.include({ kind: 'mitigation_failed', from_state: 'open', to_state: 'open' });
-      expect(after.timeline[1].detail).to.deep.include({ action: 'pause_kernel', status: 409 });
-      const h = await t.request('GET', `/ops/actions/history?action=mitigate_incident&target=${id}`, { token: op });
-      expect(h.body.actions[0].result).to.equal('refused');
+    it("passes the mesh's refusal on (409, 404), records it, and keeps the state", async () => {
+      const mesh = t.host.services.mesh;
+      await mesh.pauseKernel('trading', manual);
+      try {
+        const id = (await detect()).body.id;
+        const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'pause_kernel', target: 'trading' } });
+        expect(r.status).to.equal(409);
+        expect(r.body.detail).to.match(/No node of kernel trading can pause/);
+        const after = (await t.request('GET', `/ops/incidents/${id}`, { token: op })).body;
+        expect(after.state).to.equal('open');
+        expect(after.timeline[1]).to.deep.include({ kind: 'mitigation_failed', from_state: 'open', to_state: 'open' });
+        expect(after.timeline[1].detail).to.deep.include({ action: 'pause_kernel', status: 409 });
+        const h = await t.request('GET', `/ops/actions/history?action=mitigate_incident&target=${id}`, { token: op });
+        expect(h.body.actions[0].result).to.equal('refused');
+        const unknown = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'drain_node', target: 'trading-9' } });
+        expect(unknown.status).to.equal(404);
+        expect(unknown.body.detail).to.match(/Unknown node "trading-9"/);
+        expect((await t.request('GET', `/ops/incidents/${id}`, { token: op })).body.state).to.equal('open');
+      } finally {
+        await mesh.resumeKernel('trading', manual);
+      }
     });
   });
 
@@ -253,12 +255,12 @@ eachDatabase('incidents plugin', (db) => {
     it('computes MTTA and MTTR from the timelines, and counts per bucket', async () => {
       const t0 = Date.parse('2026-01-05T10:00:00.000Z');
       const at = (s: number) => new Date(t0 + s * 1000).toISOString();
-      (t.host.services as unknown as { mesh: unknown }).mesh = { drainNode: async () => ({}) };
       const tok = (await t.userToken('operator', 'analytics-tenant')).token;
       const x = (await detect({ title: 'x' }, tok)).body.id;
       const y = (await detect({ title: 'y' }, tok)).body.id;
       await detect({ title: 'z, never touched' }, tok);
       await t.request('POST', `/incidents/${x}/mitigate`, { token: tok, body: { action: 'drain_node', target: 'trading-1' } });
+      await t.host.services.mesh.abortDrain('trading-1', { source: 'manual', actor: 'test' });
       await t.request('POST', `/ops/incidents/${x}/resolve`, { token: tok });
       await t.request('POST', `/ops/incidents/${y}/resolve`, { token: tok });
       await t.request('POST', `/incidents/${y}/close`, { token: tok });

@@ -1,0 +1,187 @@
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { nowIso, type Migration } from '../../core/db';
+import { Conflict, HttpError, invalid, NotFound } from '../../core/errors';
+import type { ActionActor } from '../../core/mesh/types';
+import { definePlugin, route } from '../../core/plugin';
+import type { Services } from '../../core/services';
+import { measure, propose, type Proposal } from './analysis';
+
+const STATUSES = ['proposed', 'applied', 'failed', 'superseded'] as const;
+const ACTIONS = ['add_node', 'remove_node', 'drain_node', 'set_threads'] as const;
+
+// Proposals are about the shared mesh, not a tenant's data: the table has no tenant_id.
+const migrations: Migration[] = [
+  {
+    name: '001_ako_actions',
+    async up(db) {
+      await db.schema.createTable('ako_actions', (t) => {
+        t.string('id', 36).primary();
+        t.string('kernel_id', 64).notNullable();
+        t.string('action', 32).notNullable();
+        t.string('target_type', 16).notNullable();
+        t.string('target_id', 128).notNullable();
+        t.text('params').notNullable();
+        t.text('reason').notNullable();
+        t.text('evidence').notNullable();
+        t.text('thresholds').notNullable();
+        t.string('status', 16).notNullable();
+        t.string('created_at', 32).notNullable();
+        t.string('applied_at', 32);
+        t.string('applied_by', 128);
+        t.text('result');
+        t.text('error');
+        t.index(['status', 'created_at']);
+      });
+    },
+  },
+];
+
+const proposalView = z.object({
+  id: z.string(),
+  kernel_id: z.string(),
+  action: z.enum(ACTIONS),
+  target_type: z.enum(['kernel', 'node']),
+  target_id: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  reason: z.string(),
+  evidence: z.record(z.string(), z.unknown()),
+  thresholds: z.record(z.string(), z.unknown()),
+  status: z.enum(STATUSES),
+  created_at: z.string(),
+  applied_at: z.string().nullable(),
+  applied_by: z.string().nullable(),
+  result: z.unknown(),
+  error: z.string().nullable(),
+});
+type View = z.output<typeof proposalView>;
+
+function toView(r: Record<string, any>): View {
+  const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : null);
+  return { ...r, params: json(r.params), evidence: json(r.evidence), thresholds: json(r.thresholds), result: json(r.result), applied_at: r.applied_at ?? null, applied_by: r.applied_by ?? null, error: r.error ?? null } as View;
+}
+
+/** Performs a proposal on the mesh; the mesh records each control action it does. */
+async function perform(services: Services, p: View, actor: ActionActor): Promise<unknown> {
+  const mesh = services.mesh;
+  switch (p.action) {
+    case 'add_node':
+      return mesh.addNode(p.kernel_id, actor, p.params.threads as number | undefined);
+    case 'drain_node':
+      return mesh.drainNode(p.target_id, {}, actor);
+    case 'set_threads':
+      return mesh.setThreads(p.target_id, p.params.threads as number, actor);
+    case 'remove_node': {
+      // A node is removed once drained; one with tasks in flight stays draining (409).
+      if (mesh.node(p.target_id).state !== 'drained') {
+        if (mesh.node(p.target_id).state !== 'draining') await mesh.drainNode(p.target_id, {}, actor);
+        await mesh.completeDrain(p.target_id, {}, actor);
+      }
+      await mesh.removeNode(p.target_id, actor);
+      return { removed: p.target_id };
+    }
+  }
+}
+
+const applying = new Set<string>();
+
+export default definePlugin({
+  id: 'ako',
+  prefix: '/ops/ako',
+  services: ['db', 'mesh', 'actions', 'config'],
+  migrations,
+  routes: [
+    route({
+      method: 'post',
+      path: '/recompute',
+      summary: 'Measure every kernel and propose actions (earlier open proposals are superseded)',
+      access: 'operator',
+      response: z.object({ computed_at: z.string(), window_seconds: z.number(), superseded: z.number().int(), kernels: z.array(z.record(z.string(), z.unknown())), proposals: z.array(proposalView) }),
+      handler: async ({ caller, services }) => {
+        const cfg = services.config.ako;
+        const figures = await measure(services, cfg);
+        const proposals: Proposal[] = figures.flatMap((k) => propose(k, cfg));
+        const at = nowIso();
+        const rows = proposals.map((p) => ({ id: crypto.randomUUID(), ...p, params: JSON.stringify(p.params), evidence: JSON.stringify(p.evidence), thresholds: JSON.stringify(p.thresholds), status: 'proposed', created_at: at }));
+        const superseded = await services.db.transaction(async (trx) => {
+          const n = await trx('ako_actions').where('status', 'proposed').update({ status: 'superseded' });
+          if (rows.length) await trx('ako_actions').insert(rows);
+          return n;
+        });
+        await services.actions.record({ source: 'manual', actor: caller!.id, action: 'ako_recompute', target_type: 'mesh', target_id: 'ako', result: 'succeeded', detail: { proposals: rows.map((r) => ({ id: r.id, action: r.action, target_id: r.target_id })), superseded } });
+        return { computed_at: at, window_seconds: cfg.windowSeconds, superseded, kernels: figures as unknown as Array<Record<string, unknown>>, proposals: rows.map(toView) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/actions',
+      summary: 'AKO proposals, newest first, with their evidence, thresholds and status',
+      access: 'viewer',
+      query: z.object({
+        status: z.enum(STATUSES).optional(),
+        kernel_id: z.string().regex(/^[a-z][a-z0-9-]*$/).max(64).optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+        cursor: z.string().min(1).max(512).optional(),
+      }),
+      response: z.object({ actions: z.array(proposalView), next_cursor: z.string().nullable() }),
+      errors: [422],
+      handler: async ({ query, services }) => {
+        const q = services.db('ako_actions').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+        if (query.status) q.where('status', query.status);
+        if (query.kernel_id) q.where('kernel_id', query.kernel_id);
+        if (query.cursor) {
+          let at: string, id: string;
+          try {
+            [at, id] = decodeCursor(query.cursor);
+          } catch {
+            throw invalid(['query', 'cursor'], 'malformed cursor');
+          }
+          q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
+        }
+        const rows = await q.limit(query.limit + 1);
+        const items = rows.slice(0, query.limit).map(toView);
+        const last = items[items.length - 1];
+        return { actions: items, next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/actions/{action_id}/apply',
+      summary: 'Apply a proposal on the mesh (beyond the spec); 409 when applied or superseded',
+      access: 'operator',
+      params: z.object({ action_id: z.uuid() }),
+      response: proposalView,
+      errors: [404, 409],
+      handler: async ({ params, caller, services }) => {
+        const row = await services.db('ako_actions').where({ id: params.action_id }).first();
+        if (!row) throw new NotFound('AKO action not found');
+        const p = toView(row);
+        if (p.status === 'applied' || p.status === 'superseded') throw new Conflict(`AKO action ${p.id} is ${p.status}; only proposed or failed actions can be applied`);
+        if (applying.has(p.id)) throw new Conflict(`AKO action ${p.id} is being applied`);
+        applying.add(p.id);
+        try {
+          const actor: ActionActor = { source: 'manual', actor: caller!.id, cause: `ako:${p.id}: ${p.reason}`.slice(0, 500) };
+          const record = (result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown>) =>
+            services.actions.record({ source: 'manual', actor: caller!.id, action: 'apply_ako_action', target_type: p.target_type, target_id: p.target_id, cause: `ako:${p.id}`, result, detail: { ako_action: p.action, ...detail } });
+          try {
+            const result = await perform(services, p, actor);
+            await services.db('ako_actions').where({ id: p.id }).update({ status: 'applied', applied_at: nowIso(), applied_by: caller!.id, result: JSON.stringify(result ?? null), error: null });
+            await record('succeeded', { params: p.params });
+          } catch (err) {
+            const status = err instanceof HttpError ? err.status : 503;
+            const detail = err instanceof HttpError ? err.detail : (err as Error).message;
+            await services.db('ako_actions').where({ id: p.id }).update({ status: 'failed', applied_at: nowIso(), applied_by: caller!.id, error: typeof detail === 'string' ? detail : JSON.stringify(detail) });
+            await record(status === 409 ? 'refused' : 'failed', { status, error: detail });
+            // The proposal exists; a target that no longer does is a conflict of state, not a 404.
+            if (err instanceof NotFound) throw new Conflict(`The target of AKO action ${p.id} no longer exists: ${String(detail)}`);
+            throw err instanceof HttpError ? err : new HttpError(503, `The mesh could not apply ${p.action}: ${String(detail)}`);
+          }
+          return toView(await services.db('ako_actions').where({ id: p.id }).first());
+        } finally {
+          applying.delete(p.id);
+        }
+      },
+    }),
+  ],
+});

@@ -1,0 +1,176 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../core/actions';
+import { nowIso } from '../../core/db';
+import { Conflict, invalid, Unavailable } from '../../core/errors';
+import { definePlugin, route } from '../../core/plugin';
+import type { Services } from '../../core/services';
+import { tenantScope } from '../../core/tenancy';
+import { Runner } from './runner';
+import { checkSteps, definition, definitionBody, execution, page } from './schemas';
+import { EXEC_STATES, FINISHED, toDefinition, toExecution, workflowMigrations, type Execution } from './store';
+
+const runners = new WeakMap<Services, Runner>();
+
+function runnerOf(services: Services): Runner {
+  const r = runners.get(services);
+  if (!r) throw new Unavailable('The workflow runner is not started');
+  return r;
+}
+
+/** Newest-first keyset page on (created_at, id). */
+async function pageOf(q: Knex.QueryBuilder, limit: number, cursor?: string) {
+  if (cursor) {
+    let at: string, id: string;
+    try {
+      [at, id] = decodeCursor(cursor);
+    } catch {
+      throw invalid(['query', 'cursor'], 'malformed cursor');
+    }
+    q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
+  }
+  const rows: Array<Record<string, any>> = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
+}
+
+const workflowParams = z.object({ workflow_id: z.uuid() });
+const execParams = z.object({ execution_id: z.uuid() });
+
+export default definePlugin({
+  id: 'workflows',
+  prefix: '',
+  services: ['db', 'events', 'mesh', 'log'],
+  migrations: workflowMigrations,
+  async start(services) {
+    const runner = new Runner(services);
+    const n = await runner.recover();
+    if (n) services.log.warn({ executions: n }, 'workflow executions left running by a stopped host were marked failed');
+    runners.set(services, runner);
+  },
+  async stop(services) {
+    await runners.get(services)?.stop();
+    runners.delete(services);
+  },
+  routes: [
+    route({
+      method: 'post',
+      path: '/workflows',
+      summary: 'Create a workflow definition (also served as POST /api/workflows)',
+      description: 'Kernels, tasks, inputs and references are checked; 422 names the bad step. An empty step list is valid.',
+      access: 'member',
+      body: definitionBody,
+      response: definition,
+      status: 201,
+      errors: [422],
+      handler: async ({ body, caller, services }) => {
+        checkSteps(services.mesh, body.steps);
+        const def = { id: crypto.randomUUID(), name: body.name, steps: body.steps, created_by: caller!.id, created_at: nowIso() };
+        await tenantScope(services.db, caller!).insert('workflow_definitions', { ...def, steps: JSON.stringify(def.steps) });
+        return { ...def, tenant_id: caller!.tenantId };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/ops/workflows/definitions',
+      summary: "The tenant's workflow definitions, newest first",
+      access: 'viewer',
+      query: z.object(page),
+      response: z.object({ definitions: z.array(definition), next_cursor: z.string().nullable() }),
+      errors: [422],
+      handler: async ({ query, caller, services }) => {
+        const { items, next_cursor } = await pageOf(tenantScope(services.db, caller!).select('workflow_definitions'), query.limit, query.cursor);
+        return { definitions: items.map(toDefinition), next_cursor };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/workflows/{workflow_id}/run',
+      summary: 'Start an execution of a definition (beyond the spec); its steps run on the kernels',
+      access: 'member',
+      params: workflowParams,
+      response: execution,
+      status: 202,
+      errors: [404],
+      handler: async ({ params, caller, services }) => {
+        const scope = tenantScope(services.db, caller!);
+        const def = toDefinition(await scope.get('workflow_definitions', { id: params.workflow_id }, 'Workflow definition'));
+        const e: Execution = {
+          id: crypto.randomUUID(),
+          tenant_id: caller!.tenantId,
+          workflow_id: def.id,
+          workflow_name: def.name,
+          state: 'pending',
+          error: null,
+          steps: def.steps.map((s) => ({ id: s.id, kernel: s.kernel, task: s.task, state: 'pending', attempts: 0, started_at: null, finished_at: null, duration_ms: null, output: null, error: null })),
+          created_by: caller!.id,
+          created_at: nowIso(),
+          started_at: null,
+          finished_at: null,
+        };
+        const { tenant_id: _t, ...row } = e;
+        await scope.insert('workflow_executions', { ...row, steps: JSON.stringify(e.steps) });
+        const answer = structuredClone(e);
+        services.events.publish('workflow_status', { execution_id: e.id, workflow_id: e.workflow_id, workflow_name: e.workflow_name, tenant_id: e.tenant_id, state: 'pending', previous: null, error: null, steps: e.steps.map((s) => ({ id: s.id, state: s.state })) });
+        runnerOf(services).start(e, def, caller!);
+        return answer;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/ops/workflows',
+      summary: "The tenant's workflow executions, newest first; filter by status",
+      access: 'viewer',
+      query: z.object({ status: z.enum(EXEC_STATES).optional(), workflow_id: z.uuid().optional(), ...page }),
+      response: z.object({ executions: z.array(execution), next_cursor: z.string().nullable() }),
+      errors: [422],
+      handler: async ({ query, caller, services }) => {
+        const q = tenantScope(services.db, caller!).select('workflow_executions');
+        if (query.status) q.where('state', query.status);
+        if (query.workflow_id) q.where('workflow_id', query.workflow_id);
+        const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
+        return { executions: items.map(toExecution), next_cursor };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/ops/workflows/{execution_id}',
+      summary: 'One execution: state, per-step timing, output or error',
+      access: 'viewer',
+      params: execParams,
+      response: execution,
+      errors: [404],
+      handler: async ({ params, caller, services }) => toExecution(await tenantScope(services.db, caller!).get('workflow_executions', { id: params.execution_id }, 'Workflow execution')),
+    }),
+    route({
+      method: 'post',
+      path: '/ops/workflows/{execution_id}/cancel',
+      summary: 'Cancel a pending or running execution: its running task is aborted on its worker, the rest skipped',
+      access: 'member',
+      params: execParams,
+      response: execution,
+      errors: [404, 409],
+      handler: async ({ params, caller, services }) => {
+        const scope = tenantScope(services.db, caller!);
+        const get = async () => toExecution(await scope.get('workflow_executions', { id: params.execution_id }, 'Workflow execution'));
+        const finished = (e: Execution) => new Conflict(`Execution ${e.id} is ${e.state}; only pending or running executions can be cancelled`);
+        const e = await get();
+        if (FINISHED.includes(e.state)) throw finished(e);
+        const runner = runnerOf(services);
+        if (await runner.cancel(e.id)) return get();
+        // Not run by this host (its host stopped, or another host runs it): mark it here.
+        runner.finishSteps(e, 'cancelled', 'cancelled');
+        const n = await services.db('workflow_executions')
+          .where({ id: e.id, tenant_id: caller!.tenantId })
+          .whereIn('state', ['pending', 'running'])
+          .update({ state: 'cancelled', error: 'cancelled by request', steps: JSON.stringify(e.steps), finished_at: nowIso() });
+        if (!n) throw finished(await get());
+        const after = await get();
+        services.events.publish('workflow_status', { execution_id: e.id, workflow_id: e.workflow_id, workflow_name: e.workflow_name, tenant_id: e.tenant_id, state: 'cancelled', previous: e.state, error: after.error, steps: after.steps.map((s) => ({ id: s.id, state: s.state })) });
+        return after;
+      },
+    }),
+  ],
+});
