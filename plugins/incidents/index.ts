@@ -163,7 +163,18 @@ export default definePlugin({
           throw new Unavailable(`Mitigation ${body.action} on ${body.target} failed: ${String(detail)}`);
         }
         const outcome = result && typeof result === 'object' ? { result } : {};
-        const after = await store.transition(current.id, scope, 'mitigated', { source: 'manual', actor: caller!.id, detail: { ...what, ...outcome } });
+        let after;
+        try {
+          after = await store.transition(current.id, scope, 'mitigated', { source: 'manual', actor: caller!.id, detail: { ...what, ...outcome } });
+        } catch (err) {
+          if (!(err instanceof Conflict)) throw err;
+          // The incident moved on (e.g. resolved) while the mesh acted: the mesh change is real,
+          // so the timeline still records it, without a change of state.
+          const latest = await store.get(current.id, scope);
+          await store.note(latest, { kind: 'mitigation_applied_late', source: 'manual', actor: caller!.id, detail: { ...what, ...outcome } });
+          await record(services, caller!, 'mitigate_incident', latest, 'succeeded', { ...what, state_unchanged: latest.state });
+          throw new Conflict(`${(err as Conflict).message}; the mitigation was carried out and is in the timeline`);
+        }
         await record(services, caller!, 'mitigate_incident', after, 'succeeded', what);
         return after;
       },

@@ -17,7 +17,7 @@ export const RULES = {
   closed: ['resolved'],
 } as const satisfies Record<string, readonly State[]>;
 
-export type EntryKind = 'opened' | 'mitigated' | 'mitigation_failed' | 'resolved' | 'closed' | 'recurred' | 'cause_cleared';
+export type EntryKind = 'opened' | 'mitigated' | 'mitigation_failed' | 'mitigation_applied_late' | 'resolved' | 'closed' | 'recurred' | 'cause_cleared';
 
 export interface Entry {
   at: string;

@@ -191,6 +191,31 @@ eachDatabase('incidents plugin', (db) => {
       await mesh.abortDrain('llm-1', manual);
     });
 
+    it('records a mitigation the mesh carried out even when the incident was resolved meanwhile', async () => {
+      const mesh = t.host.services.mesh;
+      const id = (await detect()).body.id;
+      const original = mesh.pauseKernel.bind(mesh);
+      // The incident is resolved while the mesh is acting.
+      (mesh as { pauseKernel: typeof mesh.pauseKernel }).pauseKernel = async (...args) => {
+        const r = await original(...args);
+        expect((await t.request('POST', `/ops/incidents/${id}/resolve`, { token: op, body: {} })).status).to.equal(200);
+        return r;
+      };
+      try {
+        const r = await t.request('POST', `/incidents/${id}/mitigate`, { token: op, body: { action: 'pause_kernel', target: 'trading' } });
+        expect(r.status).to.equal(409);
+        expect(r.body.detail).to.match(/the mitigation was carried out and is in the timeline/);
+        expect(mesh.kernel('trading').state).to.equal('paused');
+        const after = (await t.request('GET', `/ops/incidents/${id}`, { token: op })).body;
+        expect(after.state).to.equal('resolved');
+        expect(after.timeline.map((e: { kind: string }) => e.kind)).to.deep.equal(['opened', 'resolved', 'mitigation_applied_late']);
+        expect(after.timeline[2].detail).to.deep.include({ action: 'pause_kernel', target: 'trading' });
+      } finally {
+        (mesh as { pauseKernel: typeof mesh.pauseKernel }).pauseKernel = original;
+        await mesh.resumeKernel('trading', manual);
+      }
+    });
+
     it("passes the mesh's refusal on (409, 404), records it, and keeps the state", async () => {
       const mesh = t.host.services.mesh;
       await mesh.pauseKernel('trading', manual);
