@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Config } from '../config';
 import { nowIso, type Db } from '../db';
-import { BadRequest, Conflict, TooManyRequests, Unauthorized } from '../errors';
+import { BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized } from '../errors';
+import type { Role } from '../roles';
 import type { Logger } from '../logger';
 import type { Mailer } from './mail';
 import { dummyHash, hashPassword, verifyPassword } from './passwords';
@@ -44,6 +45,19 @@ export class Accounts {
       });
     } catch (err) {
       // Two registrations of one e-mail at once: the unique index decides.
+      if (await findUserByEmail(this.db, email)) throw new Conflict('A user with this e-mail already exists');
+      throw err;
+    }
+  }
+
+  /** An admin's account creation: any role, in an existing tenant. */
+  async createUser(input: { email: string; password: string; name: string; role: Role; tenantId: string }): Promise<UserRow> {
+    const email = input.email.toLowerCase();
+    if (!(await this.db('tenants').where({ id: input.tenantId }).first('id'))) throw new NotFound(`Unknown tenant "${input.tenantId}"`);
+    if (await findUserByEmail(this.db, email)) throw new Conflict('A user with this e-mail already exists');
+    try {
+      return await createUser(this.db, { tenantId: input.tenantId, email, name: input.name, role: input.role, password: input.password });
+    } catch (err) {
       if (await findUserByEmail(this.db, email)) throw new Conflict('A user with this e-mail already exists');
       throw err;
     }

@@ -5,6 +5,7 @@ import type { IssuedTokens } from '../../core/auth/sessions';
 import { publicUser, type UserRow } from '../../core/auth/store';
 import { BadRequest, HttpError, NotFound } from '../../core/errors';
 import { definePlugin, route } from '../../core/plugin';
+import { ROLES } from '../../core/roles';
 
 const email = z.email().max(320);
 const password = z.string().max(128).superRefine((p, ctx) => {
@@ -37,8 +38,24 @@ const RESET_ACCEPTED = 'If an account with this e-mail exists, a password reset 
 export default definePlugin({
   id: 'auth',
   prefix: '/auth',
-  services: ['accounts', 'auth', 'db'],
+  services: ['accounts', 'auth', 'db', 'actions'],
   routes: [
+    route({
+      method: 'post',
+      path: '/users',
+      summary: 'Create a user with a role in an existing tenant (admins only; beyond the spec)',
+      description: `How platform staff (operators, admins) and further users of a tenant are made. Password rule: ${PASSWORD_RULE}.`,
+      access: 'admin',
+      body: z.object({ email, password, name: z.string().trim().min(1).max(200), role: z.enum(ROLES), tenant_id: z.string().min(1).max(64) }),
+      response: user,
+      status: 201,
+      errors: [404, 409],
+      handler: async ({ body, caller, services }) => {
+        const u = await services.accounts.createUser({ email: body.email, password: body.password, name: body.name, role: body.role, tenantId: body.tenant_id });
+        await services.actions.record({ source: 'manual', actor: caller!.id, action: 'create_user', target_type: 'user', target_id: u.id, result: 'succeeded', detail: { role: u.role, tenant_id: u.tenant_id }, tenant_id: u.tenant_id });
+        return publicUser(u);
+      },
+    }),
     route({
       method: 'post',
       path: '/register',

@@ -28,6 +28,31 @@ eachDatabase('auth plugin', (db) => {
   });
   after(() => t.stop());
 
+  describe('POST /auth/users (admin)', () => {
+    it('creates an operator in an existing tenant, who can then log in with that role', async () => {
+      const email = newEmail();
+      const r = await t.request('POST', '/auth/users', { body: { email, password: PASSWORD, name: 'Op', role: 'operator', tenant_id: 'platform' } });
+      expect(r.status, r.text).to.equal(201);
+      expect(r.body).to.include({ email, role: 'operator', tenant_id: 'platform' });
+      const login = await t.request('POST', '/auth/login', { token: null, body: { email, password: PASSWORD } });
+      expect(login.body.user.role).to.equal('operator');
+      const logged = await t.host.services.actions.list({ limit: 1, action: 'create_user' });
+      expect(logged.actions[0]).to.include({ target_id: r.body.id, result: 'succeeded' });
+    });
+
+    it('is for admins only, and refuses bad input, unknown tenants and taken e-mails', async () => {
+      const body = { email: newEmail(), password: PASSWORD, name: 'X', role: 'viewer', tenant_id: 'platform' };
+      expect((await t.request('POST', '/auth/users', { token: null, body })).status).to.equal(401);
+      const op = await t.userToken('operator');
+      expect((await t.request('POST', '/auth/users', { token: op.token, body })).status).to.equal(403);
+      expect((await t.request('POST', '/auth/users', { body: { ...body, role: 'overlord' } })).status).to.equal(422);
+      expect((await t.request('POST', '/auth/users', { body: { ...body, password: 'short' } })).status).to.equal(422);
+      expect((await t.request('POST', '/auth/users', { body: { ...body, tenant_id: 'no-such-tenant' } })).status).to.equal(404);
+      expect((await t.request('POST', '/auth/users', { body: { ...body, email: t.admin.email } })).status).to.equal(409);
+      expect(await t.host.services.db('users').where({ email: body.email }).first()).to.equal(undefined);
+    });
+  });
+
   describe('POST /auth/register', () => {
     it('creates a member of a new free tenant and never returns the hash', async () => {
       const email = newEmail();
