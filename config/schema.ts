@@ -165,6 +165,9 @@ export const configSchema = z.object({
       /** Override every manifest's node count / threads per node. */
       nodesPerKernel: z.number().int().min(0).max(64).optional(),
       threadsPerNode: z.number().int().min(1).max(64).optional(),
+      /** Bounds on what node management may add: nodes of one kernel, and threads of the whole mesh. */
+      maxNodesPerKernel: z.number().int().min(1).max(1024).default(16),
+      maxThreads: z.number().int().min(1).max(4096).default(64),
       /** Per-domain overrides: {"trading": {"nodes": 3, "threads": 2}}. */
       kernels: z.record(z.string(), z.object({ nodes: z.number().int().min(0).max(64).optional(), threads: z.number().int().min(1).max(64).optional() })).default({}),
       /** Heartbeat interval inside every worker, and how many missed beats make a node unhealthy. */

@@ -180,10 +180,22 @@ export class MeshControl {
   async addNode(kernelId: string, actor: ActionActor, threads?: number): Promise<NodeView> {
     const kernel = this.mesh.kernelOf(kernelId);
     if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 64)) throw invalid(['body', 'threads'], 'threads must be a whole number from 1 to 64');
-    const node = this.mesh.createNode(kernel, threads ?? this.mesh.cfg.threadsPerNode ?? kernel.manifest.threadsPerNode);
+    const wanted = threads ?? this.mesh.cfg.threadsPerNode ?? kernel.manifest.threadsPerNode;
+    const { maxNodesPerKernel } = this.mesh.cfg;
+    if (kernel.nodes.length >= maxNodesPerKernel) return this.refuse(actor, 'add_node', 'kernel', kernelId, `Kernel ${kernelId} has ${kernel.nodes.length} nodes, the most mesh.maxNodesPerKernel allows`);
+    const budget = this.threadBudgetLeft();
+    if (wanted > budget) return this.refuse(actor, 'add_node', 'kernel', kernelId, `${wanted} more threads would pass mesh.maxThreads (${budget} left)`);
+    const node = this.mesh.createNode(kernel, wanted);
     this.mesh.events.publish('node_state', { node_id: node.id, kernel_id: kernel.id, state: 'active', previous: null });
     await this.mesh.record(actor, 'add_node', 'node', node.id, 'succeeded', { kernel_id: kernel.id, threads: node.threads });
     return node.view(kernel.id);
+  }
+
+  /** Threads the mesh may still start: mesh.maxThreads less those of every node not drained. */
+  private threadBudgetLeft(): number {
+    let used = 0;
+    for (const { node } of this.mesh.nodeMap.values()) if (node.state !== 'drained') used += node.threads;
+    return Math.max(0, this.mesh.cfg.maxThreads - used);
   }
 
   async removeNode(nodeId: string, actor: ActionActor): Promise<void> {
@@ -200,6 +212,8 @@ export class MeshControl {
     const { node, kernel } = this.mesh.nodeOf(nodeId);
     if (!Number.isInteger(n) || n < 1 || n > 64) throw invalid(['body', 'threads'], 'threads must be a whole number from 1 to 64');
     const previous = node.threads;
+    const budget = this.threadBudgetLeft() + (node.state === 'drained' ? 0 : previous);
+    if (n > budget) return this.refuse(actor, 'set_threads', 'node', nodeId, `${n} threads would pass mesh.maxThreads (${budget} available to this node)`);
     node.threads = n;
     if (node.pool && node.state !== 'drained') node.replacePool();
     kernel.notify();

@@ -87,3 +87,34 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
     expect((await t.request('POST', '/ops/kernels/nope/isolate', { token: operator })).status).to.equal(404);
   });
 });
+
+describe('mesh plugin: node management stays within its bounds', () => {
+  let t: TestHost;
+  before(async () => {
+    t = await startMeshHost(['analytics'], { maxNodesPerKernel: 3, maxThreads: 4 });
+  });
+  after(() => t.stop());
+
+  it('refuses (409) nodes past mesh.maxNodesPerKernel and threads past mesh.maxThreads', async () => {
+    const operator = (await t.userToken('operator')).token;
+    // One node of one thread to start with: three threads left.
+    expect(t.host.services.mesh.nodes()).to.have.length(1);
+    const big = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 4 } });
+    expect(big.status).to.equal(409);
+    expect(big.body.detail).to.match(/mesh.maxThreads \(3 left\)/);
+    const second = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 2 } });
+    expect(second.status).to.equal(201);
+    expect((await t.request('PUT', `/mesh/nodes/${second.body.id}/threads`, { token: operator, body: { threads: 4 } })).status).to.equal(409);
+    expect((await t.request('PUT', `/mesh/nodes/${second.body.id}/threads`, { token: operator, body: { threads: 3 } })).status).to.equal(200);
+    const third = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 1 } });
+    expect(third.status).to.equal(409);
+    expect(third.body.detail).to.match(/mesh.maxThreads/);
+    await t.request('PUT', `/mesh/nodes/${second.body.id}/threads`, { token: operator, body: { threads: 1 } });
+    expect((await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 1 } })).status).to.equal(201);
+    const fourth = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 1 } });
+    expect(fourth.status).to.equal(409);
+    expect(fourth.body.detail).to.match(/mesh.maxNodesPerKernel/);
+    const refused = await t.host.services.actions.list({ limit: 10, action: 'add_node', source: 'manual' });
+    expect(refused.actions.filter((a) => a.result === 'refused')).to.have.length(3);
+  });
+});
