@@ -27,6 +27,8 @@ import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
 import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
+import { ChaosService } from './chaos/service';
+import { chaosMigrations } from './chaos/store';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -43,7 +45,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub', 'chaos'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -90,7 +92,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...chaosMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -118,6 +120,10 @@ export class Host {
     const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }));
     this.onStop(() => hub.stop());
     await hub.start();
+    const chaos = new ChaosService(this.config.chaos, db, mesh, events, actions, this.log);
+    // Registered after the mesh: at stop, experiments roll back before the mesh goes down.
+    this.onStop(() => chaos.stop());
+    await chaos.start();
     this.services = {
       config: this.config,
       db,
@@ -133,6 +139,7 @@ export class Host {
       accounts,
       mesh,
       hub,
+      chaos,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);

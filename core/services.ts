@@ -12,6 +12,7 @@ import type { Accounts } from './auth/accounts';
 import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
+import type { ChaosService } from './chaos/service';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -39,6 +40,8 @@ export interface Services {
   mesh: Mesh;
   /** The live stream of /ops/stream (core/hub). */
   hub: Hub;
+  /** Chaos experiments on the live mesh: scenarios' runs, aborts, halt, journal (core/chaos). */
+  chaos: ChaosService;
 }
 
 export type ServiceName = keyof Services;
