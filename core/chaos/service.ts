@@ -259,10 +259,19 @@ export class ChaosService {
     live.injections = plan(this.mesh, def.injection_type, def.target_domains, def.parameters);
     await this.db('chaos_injections').insert(live.injections.map((i) => ({ id: i.id, experiment_id: live.id, tenant_id: live.tenantId, node_id: i.node_id, domain: i.domain, kind: i.kind, detail: '{}' })));
     for (const inj of live.injections) {
-      if (signal.aborted) return;
+      if (signal.aborted) break;
       await apply(this.mesh, inj, def.parameters, this.actor(live.id));
       await this.db('chaos_injections').where({ id: inj.id }).update({ applied_at: nowIso(), detail: JSON.stringify(inj.detail) });
+      // An abort that came while this fault was being applied saw it as not applied yet: remove it now.
+      if (inj.rolledBack) {
+        inj.rolledBack = false;
+        await this.rollbackOne(live, inj);
+      }
       if (inj.kind !== 'node_pause') await this.record(live.tenantId, live.id, 'inject_fault', 'node', inj.node_id, { kind: inj.kind, ...inj.detail });
+    }
+    if (signal.aborted) {
+      await this.db('chaos_injections').where({ experiment_id: live.id }).whereNull('rolled_back_at').update({ rolled_back_at: nowIso(), rollback_note: 'never applied: the experiment was stopped first' });
+      return;
     }
     const injectedAt = nowIso();
     await this.update(live.id, { injected_at: injectedAt, phase: 'injected' });
@@ -353,7 +362,7 @@ export class ChaosService {
   }
 
   private async deviation(live: Live, phase: 'during' | 'after', m: Measurement): Promise<void> {
-    if (live.deviationSent) return;
+    if (live.deviationSent || live.finished) return;
     live.deviationSent = true;
     this.publish('deviated', live, { status: 'running', deviated: true, during: phase, reason: describe(m) });
     await this.record(live.tenantId, live.id, 'chaos_experiment_deviated', 'chaos_experiment', live.id, { phase, reason: describe(m) });
@@ -363,17 +372,20 @@ export class ChaosService {
   private async rollbackAll(live: Live): Promise<void> {
     if (live.crashLoop) clearInterval(live.crashLoop);
     live.crashLoop = null;
-    for (const inj of live.injections) {
-      if (inj.rolledBack) continue;
-      let note: string | null;
-      try {
-        note = await rollback(this.mesh, inj, this.actor(live.id));
-      } catch (err) {
-        note = `rollback failed: ${(err as Error).message}`;
-      }
-      await this.db('chaos_injections').where({ id: inj.id }).update({ rolled_back_at: nowIso(), rollback_note: note, detail: JSON.stringify(inj.detail) }).catch(() => undefined);
-      if (inj.applied && inj.kind !== 'node_pause') await this.record(live.tenantId, live.id, 'rollback_fault', 'node', inj.node_id, { kind: inj.kind, note });
+    // Control faults are removed synchronously first, so that an abort takes effect at once.
+    await Promise.all(live.injections.map((inj) => this.rollbackOne(live, inj)));
+  }
+
+  private async rollbackOne(live: Live, inj: Planned): Promise<void> {
+    if (inj.rolledBack) return;
+    let note: string | null;
+    try {
+      note = await rollback(this.mesh, inj, this.actor(live.id));
+    } catch (err) {
+      note = `rollback failed: ${(err as Error).message}`;
     }
+    await this.db('chaos_injections').where({ id: inj.id }).update({ rolled_back_at: nowIso(), rollback_note: note, detail: JSON.stringify(inj.detail) }).catch(() => undefined);
+    if (inj.applied && inj.kind !== 'node_pause') await this.record(live.tenantId, live.id, 'rollback_fault', 'node', inj.node_id, { kind: inj.kind, note });
   }
 
   /** Writes the end of an experiment once; later calls do nothing. */

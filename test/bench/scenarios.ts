@@ -1,6 +1,7 @@
 import { drive, type Row } from './harness';
 import { authScenario } from './auth';
 import { healthFanOut, taskApiVsPool } from './mesh';
+import { chaosScenario } from './chaos';
 
 export interface BenchContext {
   url: string;
@@ -53,4 +54,5 @@ export const scenarios: Scenario[] = [
   authScenario,
   taskApiVsPool,
   healthFanOut,
+  chaosScenario,
 ];
