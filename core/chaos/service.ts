@@ -46,6 +46,8 @@ interface Live {
   deviationSent: boolean;
   done: Promise<void>;
   crashLoop: NodeJS.Timeout | null;
+  /** Takes back crashes still queued when the fault is rolled back. */
+  crashes: AbortController;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -224,7 +226,7 @@ export class ChaosService {
       if (!reserved) for (const d of def.target_domains) this.busy.delete(d);
       throw err;
     }
-    const live: Live = { id, tenantId: caller.tenantId, def: d2, domains: def.target_domains, controller: new AbortController(), injections: [], finished: false, deviationSent: false, done: Promise.resolve(), crashLoop: null };
+    const live: Live = { id, tenantId: caller.tenantId, def: d2, domains: def.target_domains, controller: new AbortController(), injections: [], finished: false, deviationSent: false, done: Promise.resolve(), crashLoop: null, crashes: new AbortController() };
     this.live.set(id, live);
     this.publish('started', live, { status: 'running' });
     await this.record(live.tenantId, id, 'chaos_experiment_started', 'chaos_experiment', id, { scenario_name: def.scenario_name, injection_type: def.injection_type, target_domains: def.target_domains, duration_seconds: duration });
@@ -341,16 +343,30 @@ export class ChaosService {
     while (!full() && !signal.aborted && Date.now() < until) await sleep(20, signal);
   }
 
-  /** worker_crash: every interval, ends threads_per_crash threads of each target node. */
+  /**
+   * worker_crash: every interval, ends up to threads_per_crash threads of each target node.
+   * A node is only hit when all its threads are up (a heartbeat each) and idle enough, and no
+   * crash of it is pending: a crash must never reach a thread that is still booting, or
+   * Piscina would take it for a worker that fails at start and stop replacing threads.
+   */
   private startCrashes(live: Live): void {
     const p = live.def.parameters;
+    const pending = new Map<string, number>();
     const crash = () => {
       if (live.controller.signal.aborted || live.finished) return;
       for (const inj of live.injections) {
         const node = this.mesh.nodeMap.get(inj.node_id)?.node;
-        if (!node) continue;
-        for (let i = 0; i < Math.min(p.threads_per_crash ?? 1, node.threads); i++) {
-          void node.crashThread().then((ended) => {
+        if (!node?.pool || (pending.get(inj.node_id) ?? 0) > 0) continue;
+        const up = node.liveThreads.size >= node.threads && [...node.liveThreads.values()].every((r) => r.beat);
+        const n = up ? Math.min(p.threads_per_crash ?? 1, node.threads - node.inFlight) : 0;
+        if (n <= 0) {
+          inj.detail.ticks_skipped = Number(inj.detail.ticks_skipped ?? 0) + 1;
+          continue;
+        }
+        pending.set(inj.node_id, n);
+        for (let i = 0; i < n; i++) {
+          void node.crashThread(live.crashes.signal).then((ended) => {
+            pending.set(inj.node_id, (pending.get(inj.node_id) ?? 1) - 1);
             if (ended) inj.detail.crashes_requested = Number(inj.detail.crashes_requested ?? 0) + 1;
           });
         }
@@ -372,6 +388,7 @@ export class ChaosService {
   private async rollbackAll(live: Live): Promise<void> {
     if (live.crashLoop) clearInterval(live.crashLoop);
     live.crashLoop = null;
+    live.crashes.abort();
     // Control faults are removed synchronously first, so that an abort takes effect at once.
     await Promise.all(live.injections.map((inj) => this.rollbackOne(live, inj)));
   }

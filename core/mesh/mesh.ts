@@ -283,8 +283,8 @@ export class Mesh {
   }
 
   /** Ends one worker thread of a node (chaos); the pool replaces it. False when the node has no threads. */
-  crashThread(nodeId: string): Promise<boolean> {
-    return this.nodeOf(nodeId).node.crashThread();
+  crashThread(nodeId: string, signal?: AbortSignal): Promise<boolean> {
+    return this.nodeOf(nodeId).node.crashThread(signal);
   }
 
   // ---- health ----

@@ -111,6 +111,8 @@ export class MeshNode {
       workerData: data,
     });
     pool.on('workerCreate', (w: WorkerHandle) => {
+      // A thread that ended before its ready message was handled is reported dead (-1): not live.
+      if (w.id < 0) return;
       this.threadStarts++;
       this.liveThreads.set(w.id, { worker: w, startedAt: Date.now(), beat: null });
     });
@@ -206,14 +208,15 @@ export class MeshNode {
    * Ends one worker thread of the node (it runs `__crash`, which exits the thread); Piscina
    * starts a replacement. Resolves once the thread is gone; false when the node has no pool.
    */
-  async crashThread(): Promise<boolean> {
+  async crashThread(signal?: AbortSignal): Promise<boolean> {
     const pool = this.pool;
-    if (!pool) return false;
+    if (!pool || signal?.aborted) return false;
     try {
-      await pool.run({ input: null, control: null } satisfies TaskEnvelope, { name: '__crash' });
+      // The signal takes back a crash still queued behind running tasks (e.g. at rollback).
+      await pool.run({ input: null, control: null } satisfies TaskEnvelope, { name: '__crash', signal });
       return false;
     } catch {
-      return true;
+      return !signal?.aborted;
     }
   }
 

@@ -16,21 +16,22 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   const mesh = () => t.host.services.mesh;
 
   it('latency: pings and probes slow down during the injection; rollback restores them', async () => {
+    // Margins are wide: the suite shares a loaded machine.
     const before = await t.request('GET', '/kernels/probe/ping');
-    expect(before.body.latency_ms).to.be.below(100);
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 150, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1 }), caller);
+    expect(before.body.status, before.body.reason).to.equal('ok');
+    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 400, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1, hypothesis: { description: 'fast', min_success_ratio: 0.9, max_latency_p99_ms: 300 } }), caller);
     expect(exp.status).to.equal('running');
     await phase(t, exp.experiment_id, 'injected');
-    expect(mesh().node('probe-1').control).to.deep.include({ latency_ms: 150, latency_jitter_ms: 20 });
+    expect(mesh().node('probe-1').control).to.deep.include({ latency_ms: 400, latency_jitter_ms: 20 });
     const slow = await t.request('GET', '/kernels/probe/ping');
     expect(slow.body.status).to.equal('ok');
-    expect(slow.body.latency_ms).to.be.at.least(150);
+    expect(slow.body.latency_ms).to.be.at.least(400);
     const task = await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } });
-    expect(task.body.duration_ms).to.be.at.least(150);
+    expect(task.body.duration_ms).to.be.at.least(400);
     const e = await ended(t, exp.experiment_id);
-    expect(e).to.include({ status: 'completed', deviated: true });
+    expect(e, e.reason ?? '').to.include({ status: 'completed', deviated: true });
     expect(e.steady_state.before!.held).to.equal(true);
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.at.least(150);
+    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.at.least(400);
     expect(e.steady_state.during!.held).to.equal(false);
     expect(e.steady_state.after!.held).to.equal(true);
     expect(e.time_to_recover_ms).to.be.a('number');
@@ -39,7 +40,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(e.injected_at! <= e.rolled_back_at!).to.equal(true);
     expect(mesh().nodes().every((n) => n.control === null)).to.equal(true);
     const fast = await t.request('GET', '/kernels/probe/ping');
-    expect(fast.body.latency_ms).to.be.below(100);
+    expect(fast.body.latency_ms).to.be.below(400);
   });
 
   it('error: tasks on the injected node fail (counted), the others succeed; rollback stops the failures', async () => {
@@ -66,31 +67,38 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('worker_crash: threads are killed and Piscina replaces them with new threads', async () => {
-    const idsBefore = new Set(mesh().nodes().filter((n) => n.kernel_id === 'probe').flatMap((n) => n.live_threads.map((x) => x.thread_id)));
+    const probeNodes = () => t.host.services.mesh.kernelOf('probe').nodes;
+    const idsBefore = new Set(probeNodes().flatMap((n) => [...n.liveThreads.keys()]));
+    const counts = new Map(probeNodes().map((n) => [n.id, { starts: n.threadStarts, exits: n.threadExits }]));
     const exp = await t.host.services.chaos.run(def({ injection_type: 'worker_crash', parameters: { interval_ms: 300, threads_per_crash: 1, node_share: 1 }, hypothesis: { description: 'lenient', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } }), caller);
     const e = await ended(t, exp.experiment_id);
-    expect(e.status).to.equal('completed');
+    expect(e.status, e.reason ?? '').to.equal('completed');
     expect(e.effects.threads_killed).to.be.at.least(2);
-    expect(e.effects.threads_exited).to.be.at.least(e.effects.threads_killed as number);
-    expect(e.effects.threads_replaced).to.equal(e.effects.threads_exited);
-    const nodes = await until(() => {
-      const ns = mesh().nodes().filter((n) => n.kernel_id === 'probe');
-      return ns.every((n) => n.live_threads.length === 2) ? ns : null;
-    }, 5000, 'full pools');
-    const idsAfter = nodes!.flatMap((n) => n.live_threads.map((x) => x.thread_id));
-    expect(idsAfter.some((id) => !idsBefore.has(id))).to.equal(true);
+    expect(e.effects.threads_exited).to.be.at.least(2);
+    expect(e.effects.threads_replaced).to.be.at.least(2);
     expect((e.effects.nodes as Array<{ new_thread_ids: number[] }>).every((n) => n.new_thread_ids.length > 0)).to.equal(true);
+    // Every thread that exited was replaced: each pool is back to its size, with new thread ids.
+    const state = () => JSON.stringify(probeNodes().map((n) => ({ id: n.id, live: [...n.liveThreads.keys()], pool: n.pool?.threads.map((w) => w.threadId), starts: n.threadStarts, exits: n.threadExits, before: counts.get(n.id) })));
+    await until(() => probeNodes().every((n) => n.pool!.threads.length === 2 && n.liveThreads.size === 2 && n.pool!.threads.every((w) => n.liveThreads.has(w.threadId))), 10_000, 'every crashed thread replaced').catch((err: Error) => {
+      throw new Error(`${err.message}: ${state()}`);
+    });
+    const idsAfter = probeNodes().flatMap((n) => [...n.liveThreads.keys()]);
+    expect(idsAfter.some((id) => !idsBefore.has(id))).to.equal(true);
+    expect(probeNodes().reduce((a, n) => a + n.threadExits - counts.get(n.id)!.exits, 0)).to.be.at.least(e.effects.threads_killed as number);
+    expect(probeNodes().reduce((a, n) => a + n.threadStarts - counts.get(n.id)!.starts, 0)).to.be.at.least(e.effects.threads_killed as number);
     expect((await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } })).status).to.equal(200);
   });
 
   it('cpu_stress: busy threads show in heartbeat loop delay and probe latency; rollback calms them', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 200, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 60 } }), caller);
+    const exp = await t.host.services.chaos.run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
     await phase(t, exp.experiment_id, 'injected');
-    await until(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 60), 3000, 'loop delay under stress');
+    await until(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
     const e = await ended(t, exp.experiment_id);
+    expect(e.status, e.reason ?? '').to.equal('completed');
     expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe!.latency_p99_ms!);
+    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(250);
     expect(e.deviated).to.equal(true);
-    await until(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 40), 3000, 'loop delay back down');
+    await until(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 150), 4000, 'loop delay back down');
   });
 
   it('node_pause: pauses a share of the nodes (as the chaos actor) and resumes them at rollback', async () => {
