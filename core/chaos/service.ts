@@ -11,13 +11,14 @@ import type { EventBus } from '../events';
 import type { Logger } from '../logger';
 import type { Mesh } from '../mesh/mesh';
 import type { ActionActor } from '../mesh/types';
-import type { NodeControl } from '../../kernels/sdk';
 import { apply, crashEffects, plan, rollback, type Planned } from './injections';
 import { judge, merge, probeRound, type Sample } from './probes';
 import type { Experiment, ExperimentStatus, Hypothesis, InjectionType, Measurement, Parameters, Scenario } from './schemas';
-import { experimentOf, withInjections } from './store';
+import { withInjections } from './store';
 import { createScenario, getScenario, listScenarios, seedBuiltins } from './scenarios';
 import { listExperiments, report } from './report';
+import { validate } from './validation';
+import { reclaim } from './takeover';
 import type { ScenarioInput } from './schemas';
 
 type Cfg = Config['chaos'];
@@ -67,7 +68,7 @@ export class ChaosService {
   readonly owner = crypto.randomUUID();
   readonly live = new Map<string, Live>();
   /** Domains held by a running experiment or validation of this process. */
-  private readonly busy = new Map<string, string>();
+  readonly busy = new Map<string, string>();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -142,11 +143,11 @@ export class ChaosService {
     return { source: 'automated', actor: 'chaos', cause: id };
   }
 
-  private async record(tenantId: string, expId: string, action: string, targetType: string, targetId: string, detail: Record<string, unknown>, result: 'succeeded' | 'failed' = 'succeeded') {
+  async record(tenantId: string, expId: string, action: string, targetType: string, targetId: string, detail: Record<string, unknown>, result: 'succeeded' | 'failed' = 'succeeded') {
     await this.actions.record({ source: 'automated', actor: 'chaos', cause: expId, action, target_type: targetType, target_id: targetId, result, detail, tenant_id: tenantId }).catch((err: Error) => this.log.warn({ err: err.message }, 'chaos: action not recorded'));
   }
 
-  private publish(phase: string, e: { id: string; tenantId: string; def: Definition }, extra: Record<string, unknown> = {}) {
+  publish(phase: string, e: { id: string; tenantId: string; def: Definition }, extra: Record<string, unknown> = {}) {
     this.events.publish('chaos_experiment', {
       experiment_id: e.id,
       scenario_id: e.def.scenario_id,
@@ -171,7 +172,7 @@ export class ChaosService {
   // ---- starting ----
 
   /** 409 when a target domain is held by a running experiment (this process's, or another live one's). */
-  private async checkFree(domains: string[]): Promise<void> {
+  async checkFree(domains: string[]): Promise<void> {
     for (const d of domains) {
       const holder = this.busy.get(d);
       if (holder) throw new Conflict(`Domain ${d} is already under a running chaos experiment (${holder}); wait for it to end or abort it`);
@@ -456,81 +457,14 @@ export class ChaosService {
     return { halted: lives.filter((l) => l.tenantId === caller.tenantId).map((l) => l.id), halted_total: lives.length, injections_removed: removed };
   }
 
-  /**
-   * Takes over experiments whose process is gone (its claim ran out): their injections are
-   * rolled back where this process can see them, and they end as failed with the reason.
-   */
-  async reclaim(): Promise<number> {
-    const stale = await this.db('chaos_experiments').where({ status: 'running' }).andWhere('lease_until', '<', nowIso()).whereNot({ owner: this.owner });
-    for (const r of stale) {
-      const rows = await this.db('chaos_injections').where({ experiment_id: r.id }).whereNull('rolled_back_at');
-      for (const i of rows) {
-        const detail = JSON.parse(i.detail) as Record<string, unknown>;
-        let note = 'the process that applied it ended; its worker threads and node states went with it';
-        const node = this.mesh.nodeMap.get(i.node_id)?.node;
-        // A control fault still set exactly as injected (e.g. a shared mesh) is removed here.
-        if (node && detail.control && JSON.stringify(node.control) === JSON.stringify(detail.control) && ![...this.live.values()].some((l) => l.injections.some((x) => x.node_id === i.node_id))) {
-          this.mesh.setControl(i.node_id, (detail.previous_control as NodeControl | null) ?? null);
-          note = 'removed from the node at start';
-        }
-        await this.db('chaos_injections').where({ id: i.id }).update({ rolled_back_at: nowIso(), rollback_note: note });
-      }
-      const reason = `the process running it ended before it finished (its claim ran out at ${r.lease_until}); its injections were rolled back by a later start`;
-      const n = await this.db('chaos_experiments').where({ id: r.id, status: 'running' }).update({ status: 'failed', phase: 'ended', reason, ended_at: nowIso(), rolled_back_at: r.rolled_back_at ?? (rows.length || r.injected_at ? nowIso() : null) });
-      if (!n) continue;
-      const def = experimentOf(r, []);
-      this.publish('ended', { id: r.id, tenantId: r.tenant_id, def: { ...def, kind: def.kind } }, { status: 'failed', deviated: null, reason });
-      await this.record(r.tenant_id, r.id, 'chaos_experiment_ended', 'chaos_experiment', r.id, { status: 'failed', reason, injections_rolled_back: rows.length });
-    }
-    return stale.length;
+  /** Takes over experiments whose process is gone (see takeover.ts). */
+  reclaim(): Promise<number> {
+    return reclaim(this);
   }
 
-  // ---- validation ----
-
-  /** A small latency experiment per domain, one at a time, within a total time budget. */
-  async validate(domains: string[], latencyMs: number, caller: { id: string; tenantId: string }) {
-    for (const d of domains) this.mesh.kernelOf(d);
-    await this.checkFree(domains);
-    const key = `validation ${crypto.randomUUID()}`;
-    for (const d of domains) this.busy.set(d, key);
-    const started = Date.now();
-    const v = this.cfg.validation;
-    const results: Array<{ domain: string; experiment_id: string | null; outcome: string; reason: string | null }> = [];
-    const experiments: Experiment[] = [];
-    try {
-      for (const domain of domains) {
-        const need = v.durationSeconds * 1000 + 2 * this.cfg.probes.count * 20;
-        if (Date.now() - started + need > v.maxTotalSeconds * 1000) {
-          results.push({ domain, experiment_id: null, outcome: 'skipped', reason: `would pass the ${v.maxTotalSeconds} s budget of the validation` });
-          continue;
-        }
-        const def: Definition = {
-          scenario_id: null,
-          scenario_name: `production validation: ${latencyMs} ms latency on ${v.maxNodes} node(s) of ${domain}`,
-          kind: 'validation',
-          injection_type: 'latency',
-          target_domains: [domain],
-          parameters: { latency_ms: latencyMs, jitter_ms: 0, task_share: 1, node_share: 1, max_nodes: v.maxNodes },
-          duration_seconds: v.durationSeconds,
-          hypothesis: { description: 'The domain keeps answering within its latency budget while one node is slow', min_success_ratio: v.minSuccessRatio, max_latency_p99_ms: v.maxLatencyP99Ms },
-        };
-        try {
-          const live = await this.begin(def, caller, true);
-          await live.done;
-          const exp = await this.get(caller.tenantId, live.id);
-          experiments.push(exp);
-          const outcome = exp.status === 'completed' ? (exp.deviated ? 'deviated' : 'passed') : exp.status;
-          results.push({ domain, experiment_id: exp.experiment_id, outcome, reason: exp.reason });
-        } catch (err) {
-          results.push({ domain, experiment_id: null, outcome: 'skipped', reason: (err as Error).message });
-        }
-      }
-    } finally {
-      for (const d of domains) if (this.busy.get(d) === key) this.busy.delete(d);
-    }
-    const verdict: 'passed' | 'failed' | 'inconclusive' = results.some((r) => r.outcome === 'deviated') ? 'failed' : results.every((r) => r.outcome === 'passed') ? 'passed' : 'inconclusive';
-    await this.actions.record({ source: 'manual', actor: caller.id, action: 'validate_production', target_type: 'chaos', target_id: 'validation', cause: null, result: 'succeeded', detail: { verdict, domains: results }, tenant_id: caller.tenantId });
-    return { verdict, ready: verdict === 'passed', started_at: new Date(started).toISOString(), ended_at: nowIso(), duration_ms: Date.now() - started, domains: results, experiments };
+  /** POST /chaos/validate_production (see validation.ts). */
+  validate(domains: string[], latencyMs: number, caller: { id: string; tenantId: string }) {
+    return validate(this, domains, latencyMs, caller);
   }
 
   /** A scenario's definition for a run. */
