@@ -49,6 +49,8 @@ interface Live {
   crashLoop: NodeJS.Timeout | null;
   /** Takes back crashes still queued when the fault is rolled back. */
   crashes: AbortController;
+  /** The domains are held by a validation, which releases them itself. */
+  reserved: boolean;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -107,8 +109,9 @@ export class ChaosService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
-    await Promise.allSettled([...this.live.values()].map((l) => this.abortLive(l, 'chaos', 'the host is stopping')));
-    await Promise.allSettled([...this.live.values()].map((l) => l.done));
+    const lives = [...this.live.values()];
+    await Promise.allSettled(lives.map((l) => this.abortLive(l, 'chaos', 'the host is stopping')));
+    await Promise.allSettled(lives.map((l) => l.done));
   }
 
   // ---- scenarios, history, report (tenant-scoped reads) ----
@@ -227,7 +230,7 @@ export class ChaosService {
       if (!reserved) for (const d of def.target_domains) this.busy.delete(d);
       throw err;
     }
-    const live: Live = { id, tenantId: caller.tenantId, def: d2, domains: def.target_domains, controller: new AbortController(), injections: [], finished: false, deviationSent: false, done: Promise.resolve(), crashLoop: null, crashes: new AbortController() };
+    const live: Live = { id, tenantId: caller.tenantId, def: d2, domains: def.target_domains, controller: new AbortController(), injections: [], finished: false, deviationSent: false, done: Promise.resolve(), crashLoop: null, crashes: new AbortController(), reserved };
     this.live.set(id, live);
     this.publish('started', live, { status: 'running' });
     await this.record(live.tenantId, id, 'chaos_experiment_started', 'chaos_experiment', id, { scenario_name: def.scenario_name, injection_type: def.injection_type, target_domains: def.target_domains, duration_seconds: duration });
@@ -237,10 +240,7 @@ export class ChaosService {
         await this.rollbackAll(live);
         await this.finish(live, { status: 'failed', reason: `the experiment failed: ${err.message}` });
       })
-      .finally(() => {
-        this.live.delete(id);
-        if (!reserved) for (const d of live.domains) if (this.busy.get(d) === id) this.busy.delete(d);
-      });
+      .finally(() => this.release(live));
     return live;
   }
 
@@ -406,6 +406,12 @@ export class ChaosService {
     if (inj.applied && inj.kind !== 'node_pause') await this.record(live.tenantId, live.id, 'rollback_fault', 'node', inj.node_id, { kind: inj.kind, note });
   }
 
+  /** Frees the experiment's domains: once it has ended, a new run may start there at once. */
+  private release(live: Live): void {
+    this.live.delete(live.id);
+    if (!live.reserved) for (const d of live.domains) if (this.busy.get(d) === live.id) this.busy.delete(d);
+  }
+
   /** Writes the end of an experiment once; later calls do nothing. */
   private async finish(live: Live, patch: { status: ExperimentStatus; reason: string | null; deviated?: boolean | null; aborted_by?: string } & Record<string, unknown>): Promise<void> {
     if (live.finished) return;
@@ -419,6 +425,7 @@ export class ChaosService {
     }
     if (patch.status === 'aborted' || patch.status === 'failed') row.effects = JSON.stringify(await this.effects(live));
     await this.db('chaos_experiments').where({ id: live.id }).update(row);
+    this.release(live);
     this.publish('ended', live, { status: patch.status, deviated: patch.deviated ?? null, reason: patch.reason });
     await this.record(live.tenantId, live.id, 'chaos_experiment_ended', 'chaos_experiment', live.id, { status: patch.status, deviated: patch.deviated ?? null, reason: patch.reason });
   }

@@ -130,12 +130,15 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(mesh().nodes().every((n) => n.control === null)).to.equal(true);
     await sleep(200);
     expect((await t.host.services.chaos.get('platform', exp.experiment_id)).status).to.equal('aborted');
+    // Once aborted, the domain is free at once.
+    const next = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 5 }, duration_seconds: 30 }), caller);
+    expect((await t.host.services.chaos.abort(next.experiment_id, caller)).status).to.equal('aborted');
   });
 
   it('counts what ran in the report', async () => {
     const r = await t.host.services.chaos.report('platform');
-    expect(r.overall.experiments_run).to.equal(6);
-    expect(r.overall.aborted).to.equal(1);
+    expect(r.overall.experiments_run).to.equal(7);
+    expect(r.overall.aborted).to.equal(2);
     expect(r.overall.completed).to.equal(5);
     expect(r.overall.passed).to.be.at.least(1);
     expect(r.overall.deviated).to.be.at.least(3);
