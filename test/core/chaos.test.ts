@@ -7,8 +7,10 @@ const caller = { id: 'chaos-test-user', tenantId: 'platform' };
 
 eachDatabase('chaos engine: injections act on real workers', (db) => {
   let t: TestHost;
+  const events: Array<{ experiment_id: string; phase: string }> = [];
   before(async () => {
     t = await startChaosHost(db);
+    t.host.services.events.subscribe('chaos_experiment', (e) => events.push(e.data as { experiment_id: string; phase: string }));
     await until(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 8000, 'healthy nodes');
   });
   after(() => t.stop());
@@ -41,6 +43,12 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(mesh().nodes().every((n) => n.control === null)).to.equal(true);
     const fast = await t.request('GET', '/kernels/probe/ping');
     expect(fast.body.latency_ms).to.be.below(400);
+    expect(events.filter((x) => x.experiment_id === e.experiment_id).map((x) => x.phase)).to.deep.equal(['started', 'injected', 'deviated', 'rolled_back', 'ended']);
+    const acts = (await t.host.services.actions.list({ limit: 100, target_type: 'chaos_experiment', target_id: e.experiment_id })).actions;
+    const auto = acts.filter((a) => a.source === 'automated');
+    expect(auto.map((a) => a.action).reverse()).to.deep.equal(['chaos_experiment_started', 'chaos_experiment_deviated', 'chaos_experiment_ended']);
+    expect(auto.every((a) => a.actor === 'chaos' && a.cause === e.experiment_id)).to.equal(true);
+    expect(acts.find((a) => a.source === 'manual')).to.include({ action: 'run_chaos_experiment', actor: caller.id });
   });
 
   it('error: tasks on the injected node fail (counted), the others succeed; rollback stops the failures', async () => {
