@@ -191,6 +191,8 @@ export class ChaosService {
   async run(def: Definition, caller: { id: string; tenantId: string }): Promise<Experiment> {
     for (const d of def.target_domains) this.mesh.kernelOf(d);
     await this.checkFree(def.target_domains);
+    // 409 now rather than a failed run later when a kernel has no node the fault can act on.
+    plan(this.mesh, def.injection_type, def.target_domains, def.parameters);
     const live = await this.begin(def, caller);
     await this.actions.record({ source: 'manual', actor: caller.id, action: 'run_chaos_experiment', target_type: 'chaos_experiment', target_id: live.id, cause: def.scenario_id, result: 'succeeded', detail: { scenario_name: def.scenario_name, injection_type: def.injection_type, target_domains: def.target_domains }, tenant_id: caller.tenantId });
     return this.get(caller.tenantId, live.id);

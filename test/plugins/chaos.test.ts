@@ -194,6 +194,18 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     expect(idle.body).to.deep.equal({ halted: [], halted_total: 0, injections_removed: 0 });
   });
 
+  it('answers 409 when a target kernel has no node the fault can act on', async () => {
+    const x = (await t.request('POST', `${R}/scenarios`, { token: operator, body: scenarioBody({ name: 'pause textstats', target_domains: ['textstats'], injection_type: 'node_pause', parameters: {} }) })).body;
+    await t.host.services.mesh.pauseNode('textstats-1', { source: 'manual', actor: 'test' });
+    try {
+      const r = await t.request('POST', `${R}/scenarios/${x.scenario_id}/run`, { token: operator });
+      expect(r.status).to.equal(409);
+      expect(r.body.detail).to.match(/Kernel textstats has no node the node_pause fault can act on \(nodes: textstats-1 paused\)/);
+    } finally {
+      await t.host.services.mesh.resumeNode('textstats-1', { source: 'manual', actor: 'test' });
+    }
+  });
+
   it('reports per domain and overall; 401 and 422', async () => {
     const r = await t.request('GET', `${R}/report`, { token: viewer });
     expect(r.status).to.equal(200);
