@@ -13,7 +13,7 @@ const page = { limit: z.coerce.number().int().min(1).max(500).default(100), curs
 export default definePlugin({
   id: 'chaos',
   prefix: '',
-  services: ['chaos', 'mesh'],
+  services: ['chaos', 'mesh', 'config'],
   routes: [
     route({
       method: 'get',
