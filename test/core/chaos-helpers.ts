@@ -5,7 +5,7 @@ import chaosPlugin from '../../plugins/chaos';
 import { BUILTIN_KERNELS, FIXTURE_KERNELS, MESH_PLUGINS, until } from './mesh-helpers';
 
 /** Fast probes and short waits so that each experiment takes a second or two. */
-export const FAST_CHAOS = { probes: { count: 8, concurrency: 2, intervalMs: 50, timeoutMs: 1500 }, recoveryTimeoutSeconds: 5, leaseMs: 600, validation: { durationSeconds: 1, latencyMs: 40, maxTotalSeconds: 20 } };
+export const FAST_CHAOS = { probes: { count: 8, concurrency: 2, intervalMs: 50, timeoutMs: 1500 }, recoveryTimeoutSeconds: 10, leaseMs: 600, validation: { durationSeconds: 1, latencyMs: 40, maxTotalSeconds: 20 } };
 
 /** probe (2 nodes × 2 threads) and textstats (1 × 1), fast heartbeats, the chaos plugin. */
 export function startChaosHost(db: DbKind = 'sqlite', chaos: Record<string, unknown> = {}, opts: Partial<StartOptions> = {}): Promise<TestHost> {
