@@ -203,6 +203,42 @@ export const configSchema = z.object({
       settings: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
     })
     .prefault({}),
+  /** Chaos experiments on the live mesh (core/chaos, /ops/resilience). */
+  chaos: z
+    .object({
+      /** Steady-state probes (mesh pings) per round and target domain, how many at once, and each one's timeout. */
+      probes: z
+        .object({
+          count: z.number().int().min(1).max(1000).default(20),
+          concurrency: z.number().int().min(1).max(64).default(2),
+          timeoutMs: z.number().int().min(10).max(60_000).default(2000),
+          /** Pause between probe rounds during the injection and while waiting for recovery. */
+          intervalMs: z.number().int().min(0).max(60_000).default(250),
+        })
+        .prefault({}),
+      /** How long after rollback the steady state may take to come back before the experiment counts as not recovered. */
+      recoveryTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
+      /** No experiment injects longer than this, whatever its scenario says (the record shows the duration used). */
+      maxDurationSeconds: z.number().int().min(1).max(3600).default(600),
+      /** A running experiment's claim in the database; another process takes over (rolls back) an experiment whose claim ran out. */
+      leaseMs: z.number().int().min(200).max(600_000).default(15_000),
+      /** Seed the built-in scenarios at start (idempotent). */
+      seedBuiltins: z.boolean().default(true),
+      /** POST /chaos/validate_production: a small latency experiment per domain, one domain at a time. */
+      validation: z
+        .object({
+          durationSeconds: z.number().int().min(1).max(600).default(5),
+          latencyMs: z.number().int().min(1).max(10_000).default(50),
+          /** Nodes per domain that get the latency (the blast radius). */
+          maxNodes: z.number().int().min(1).max(64).default(1),
+          minSuccessRatio: z.number().min(0).max(1).default(0.99),
+          maxLatencyP99Ms: z.number().positive().default(1000),
+          /** Domains that would not finish within this budget are skipped (the verdict is then inconclusive). */
+          maxTotalSeconds: z.number().int().min(1).max(3600).default(45),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   hub: z
     .object({
       /** Server ping interval; a client that misses a pong by the next ping is dropped. */

@@ -29,6 +29,8 @@ import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
 import { createTelemetry, telemetryMigrations } from './telemetry';
 import { VERSION } from './meta';
+import { ChaosService } from './chaos/service';
+import { chaosMigrations } from './chaos/store';
 import type { ServiceName, Services } from './services';
 
 export interface HostOptions {
@@ -45,7 +47,7 @@ export interface StartResult {
 }
 
 /** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub', 'telemetry'];
+export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub', 'telemetry', 'chaos'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -92,7 +94,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations, ...chaosMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -131,6 +133,10 @@ export class Host {
         breakers: kernels.map((k) => ({ kernel: k.id, state: k.breaker.state })),
       };
     });
+    const chaos = new ChaosService(this.config.chaos, db, mesh, events, actions, this.log);
+    // Registered after the mesh: at stop, experiments roll back before the mesh goes down.
+    this.onStop(() => chaos.stop());
+    await chaos.start();
     this.services = {
       config: this.config,
       db,
@@ -147,6 +153,7 @@ export class Host {
       mesh,
       hub,
       telemetry,
+      chaos,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);

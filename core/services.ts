@@ -13,6 +13,7 @@ import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
 import type { TelemetryService } from './telemetry';
+import type { ChaosService } from './chaos/service';
 
 /**
  * The core services a plugin may ask for by name. Each area of core adds its service
@@ -42,6 +43,8 @@ export interface Services {
   hub: Hub;
   /** OpenTelemetry meter and tracer, the Prometheus text, kernel metrics. */
   telemetry: TelemetryService;
+  /** Chaos experiments on the live mesh: scenarios' runs, aborts, halt, journal (core/chaos). */
+  chaos: ChaosService;
 }
 
 export type ServiceName = keyof Services;

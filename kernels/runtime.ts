@@ -10,7 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { z } from 'zod';
-import { TaskInputError, TaskUnavailableError, type Heartbeat, type KernelManifest, type NodeControl, type TaskDef, type TaskEnvelope, type TaskError, type TaskResult, type WorkerConfig } from './sdk';
+import { STRESS_CELLS, TaskInputError, TaskUnavailableError, type Heartbeat, type KernelManifest, type NodeControl, type TaskDef, type TaskEnvelope, type TaskError, type TaskResult, type WorkerConfig } from './sdk';
 
 type Impl<T extends Record<string, TaskDef>> = {
   [K in keyof T]: (input: z.output<T[K]['input']>, ctx: TaskContext) => Promise<z.input<T[K]['output']>> | z.input<T[K]['output']>;
@@ -47,17 +47,40 @@ function startHeartbeats(cfg: WorkerConfig): void {
   setInterval(beat, cfg.heartbeat_ms).unref();
 }
 
+/**
+ * Background CPU stress (chaos cpu_stress): reads the node's shared control buffer and, while
+ * a share is set, keeps the thread busy for that share of each period, tasks or not.
+ */
+function startStress(buf: SharedArrayBuffer): void {
+  const cells = new Int32Array(buf);
+  const tick = () => {
+    const share = Atomics.load(cells, STRESS_CELLS.share_per_mille) / 1000;
+    const period = Atomics.load(cells, STRESS_CELLS.period_ms) || 100;
+    if (share <= 0) return void setTimeout(tick, 50).unref();
+    const end = performance.now() + share * period;
+    while (performance.now() < end) {
+      /* the busy loop is the fault */
+    }
+    setTimeout(tick, Math.max(1, Math.round((1 - share) * period))).unref();
+  };
+  setTimeout(tick, 50).unref();
+}
+
 let started = false;
 function ensureStarted(): void {
   if (started || !config) return;
   started = true;
   startHeartbeats(config);
+  if (config.control_buffer) startStress(config.control_buffer);
 }
 
 async function applyControl(c: NodeControl | null | undefined): Promise<void> {
   if (!c) return;
   if (c.crash) process.exit(1);
-  if (c.latency_ms && c.latency_ms > 0) await new Promise((r) => setTimeout(r, c.latency_ms));
+  if (c.latency_ms && c.latency_ms > 0 && (c.latency_share === undefined || crypto.randomInt(1_000_000) < c.latency_share * 1_000_000)) {
+    const jitter = c.latency_jitter_ms && c.latency_jitter_ms > 0 ? crypto.randomInt(Math.round(c.latency_jitter_ms) + 1) : 0;
+    await new Promise((r) => setTimeout(r, c.latency_ms! + jitter));
+  }
   if (c.cpu_busy_ms && c.cpu_busy_ms > 0) {
     const end = performance.now() + c.cpu_busy_ms;
     while (performance.now() < end) {
@@ -82,7 +105,19 @@ export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifes
   ensureStarted();
   const ctx: TaskContext = { settings: config?.settings ?? {}, node_id: config?.node_id ?? 'main' };
   const out: Record<string, (env: TaskEnvelope) => Promise<TaskResult>> = {
-    __ping: async () => ({ ok: true, output: { pong: true }, thread_id: threadId, run_ms: 0 }),
+    // The node's control applies to pings too, so that an availability check sees injected faults.
+    __ping: async (env: TaskEnvelope | null) => {
+      const start = performance.now();
+      const run_ms = () => Math.round((performance.now() - start) * 1000) / 1000;
+      try {
+        await applyControl(env?.control);
+      } catch (err) {
+        return { ok: false, error: { kind: 'failed', message: (err as Error).message }, thread_id: threadId, run_ms: run_ms() };
+      }
+      return { ok: true, output: { pong: true }, thread_id: threadId, run_ms: run_ms() };
+    },
+    // Ends this worker thread (chaos worker_crash); the pool starts a replacement.
+    __crash: async () => process.exit(1),
   };
   for (const name of Object.keys(manifest.tasks)) {
     const def = manifest.tasks[name]!;

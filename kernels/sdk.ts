@@ -49,13 +49,26 @@ export class TaskUnavailableError extends Error {}
 export interface NodeControl {
   /** Added latency before the handler runs, in ms. */
   latency_ms?: number;
+  /** Extra latency drawn uniformly from 0..latency_jitter_ms on top of latency_ms. */
+  latency_jitter_ms?: number;
+  /** Share of tasks (0..1) that get the latency; all when unset. */
+  latency_share?: number;
   /** Share of tasks (0..1) that fail on purpose. */
   error_rate?: number;
   /** Busy loop on the worker's thread before the handler runs, in ms (blocks its event loop and heartbeats). */
   cpu_busy_ms?: number;
   /** The worker thread exits while running the task. */
   crash?: boolean;
+  /**
+   * Background CPU stress on every thread of the node, tasks or not: busy for cpu_share of
+   * each cpu_period_ms (default 100). Travels through the node's shared control buffer.
+   */
+  cpu_share?: number;
+  cpu_period_ms?: number;
 }
+
+/** Int32 cells of a node's shared control buffer (workerData.control_buffer). */
+export const STRESS_CELLS = { share_per_mille: 0, period_ms: 1 } as const;
 
 /** What the host posts to a worker: the task input and the node's control state. */
 export interface TaskEnvelope {
@@ -87,4 +100,6 @@ export interface WorkerConfig {
   domain: string;
   heartbeat_ms: number;
   settings: Record<string, unknown>;
+  /** Shared with the host: background stress settings (see STRESS_CELLS). */
+  control_buffer?: SharedArrayBuffer;
 }

@@ -261,14 +261,16 @@ export class Mesh {
   }
 
   /** A real round trip to a worker of the kernel (not counted in task stats). */
-  async ping(domain: string): Promise<{ ok: boolean; node_id: string | null; thread_id: number | null; latency_ms: number | null; reason: string }> {
+  async ping(domain: string, timeoutMs = 5000): Promise<{ ok: boolean; node_id: string | null; thread_id: number | null; latency_ms: number | null; reason: string }> {
     const k = this.kernelOf(domain);
     if (k.isOpen) return { ok: false, node_id: null, thread_id: null, latency_ms: null, reason: 'circuit breaker open' };
     const node = k.pick();
     if (!node) return { ok: false, node_id: null, thread_id: null, latency_ms: null, reason: this.whyUnavailable(k) };
     const t0 = performance.now();
     try {
-      const r = await node.run('__ping', null, AbortSignal.timeout(5000));
+      const r = await node.run('__ping', null, AbortSignal.timeout(timeoutMs));
+      // The node's control (fault injection) applies to pings: an injected error answers as a value.
+      if (!r.ok) return { ok: false, node_id: node.id, thread_id: r.thread_id, latency_ms: Math.round((performance.now() - t0) * 1000) / 1000, reason: `the worker answered with an error: ${r.error.message}` };
       return { ok: true, node_id: node.id, thread_id: r.thread_id, latency_ms: Math.round((performance.now() - t0) * 1000) / 1000, reason: 'a worker answered' };
     } catch (err) {
       return { ok: false, node_id: node.id, thread_id: null, latency_ms: null, reason: `no answer: ${(err as Error).message}` };
@@ -278,7 +280,14 @@ export class Mesh {
   setControl(nodeId: string, control: NodeControl | null): NodeView {
     const { node, kernel } = this.nodeOf(nodeId);
     node.control = control && Object.keys(control).length ? { ...control } : null;
+    // Background CPU stress reaches idle threads too, through the node's shared buffer.
+    node.setStress(node.control?.cpu_share ?? 0, node.control?.cpu_period_ms ?? 100);
     return node.view(kernel.id);
+  }
+
+  /** Ends one worker thread of a node (chaos); the pool replaces it. False when the node has no threads. */
+  crashThread(nodeId: string, signal?: AbortSignal): Promise<boolean> {
+    return this.nodeOf(nodeId).node.crashThread(signal);
   }
 
   // ---- health ----

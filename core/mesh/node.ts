@@ -1,6 +1,6 @@
 import type { RecordableHistogram } from 'node:perf_hooks';
 import Piscina from 'piscina';
-import type { Heartbeat, NodeControl, TaskEnvelope, TaskResult, WorkerConfig } from '../../kernels/sdk';
+import { STRESS_CELLS, type Heartbeat, type NodeControl, type TaskEnvelope, type TaskResult, type WorkerConfig } from '../../kernels/sdk';
 import type { DrainStatus, Health, NodeState, NodeView, ThreadView, Timing } from './types';
 
 export interface NodeOptions {
@@ -77,6 +77,11 @@ export class MeshNode {
   readonly liveThreads = new Map<number, ThreadRecord>();
   /** Recent outcomes (bounded by the health window) for error rate and latency. */
   samples: Sample[] = [];
+  /** Shared with every worker of the node: background stress settings (STRESS_CELLS). */
+  readonly controlBuffer = new SharedArrayBuffer(8);
+  /** Worker threads started (the first ones and every replacement) and threads that exited while their pool lived. */
+  threadStarts = 0;
+  threadExits = 0;
   /** Aborts every running task when the pool is destroyed by force. */
   private readonly running = new Set<AbortController>();
   /** Run/wait times of the pools this node had before (Piscina histograms die with the pool). */
@@ -91,7 +96,7 @@ export class MeshNode {
   }
 
   startPool(): void {
-    const data: WorkerConfig = { node_id: this.id, domain: this.opts.domain, heartbeat_ms: this.opts.heartbeatMs, settings: this.opts.settings };
+    const data: WorkerConfig = { node_id: this.id, domain: this.opts.domain, heartbeat_ms: this.opts.heartbeatMs, settings: this.opts.settings, control_buffer: this.controlBuffer };
     const pool = new Piscina({
       filename: this.opts.workerFile,
       name: '__ping',
@@ -106,9 +111,13 @@ export class MeshNode {
       workerData: data,
     });
     pool.on('workerCreate', (w: WorkerHandle) => {
+      // A thread that ended before its ready message was handled is reported dead (-1): not live.
+      if (w.id < 0) return;
+      this.threadStarts++;
       this.liveThreads.set(w.id, { worker: w, startedAt: Date.now(), beat: null });
     });
     pool.on('workerDestroy', (w: WorkerHandle) => {
+      if (this.pool === pool) this.threadExits++;
       this.liveThreads.delete(w.id);
       for (const [id, rec] of this.liveThreads) if (rec.worker.id === -1) this.liveThreads.delete(id);
     });
@@ -185,6 +194,29 @@ export class MeshNode {
     } finally {
       this.inFlight--;
       this.running.delete(own);
+    }
+  }
+
+  /** Writes the background stress share (0 clears it) into the buffer every worker reads. */
+  setStress(share: number, periodMs: number): void {
+    const cells = new Int32Array(this.controlBuffer);
+    Atomics.store(cells, STRESS_CELLS.period_ms, Math.round(periodMs));
+    Atomics.store(cells, STRESS_CELLS.share_per_mille, Math.round(Math.min(0.95, Math.max(0, share)) * 1000));
+  }
+
+  /**
+   * Ends one worker thread of the node (it runs `__crash`, which exits the thread); Piscina
+   * starts a replacement. Resolves once the thread is gone; false when the node has no pool.
+   */
+  async crashThread(signal?: AbortSignal): Promise<boolean> {
+    const pool = this.pool;
+    if (!pool || signal?.aborted) return false;
+    try {
+      // The signal takes back a crash still queued behind running tasks (e.g. at rollback).
+      await pool.run({ input: null, control: null } satisfies TaskEnvelope, { name: '__crash', signal });
+      return false;
+    } catch {
+      return !signal?.aborted;
     }
   }
 

@@ -3,6 +3,7 @@ import { authScenario } from './auth';
 import { healthFanOut, taskApiVsPool } from './mesh';
 import { telemetryRows } from './telemetry';
 import { opsWorkflowsSlo } from './ops';
+import { chaosScenario } from './chaos';
 
 export interface BenchContext {
   url: string;
@@ -61,4 +62,5 @@ export const scenarios: Scenario[] = [
     run: () => telemetryRows(),
   },
   opsWorkflowsSlo,
+  chaosScenario,
 ];
