@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { type Db, type Migration } from './db';
+import { z } from 'zod';
 import type { EventBus } from './events';
 
 /** One control action, manual or automated, as the actions history shows it. */
@@ -20,6 +21,21 @@ export interface ActionRecord {
   tenant_id: string | null;
   created_at: string;
 }
+
+/** An action record as the API shows it (actions history, audit log). */
+export const actionRecordSchema = z.object({
+  id: z.string(),
+  source: z.enum(['manual', 'automated']),
+  actor: z.string(),
+  action: z.string(),
+  target_type: z.string(),
+  target_id: z.string(),
+  cause: z.string().nullable(),
+  result: z.enum(['succeeded', 'failed', 'refused']),
+  detail: z.record(z.string(), z.unknown()),
+  tenant_id: z.string().nullable(),
+  created_at: z.string(),
+});
 
 export const actionMigrations: Migration[] = [
   {

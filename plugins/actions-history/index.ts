@@ -1,25 +1,13 @@
 import { z } from 'zod';
-import { decodeCursor } from '../../core/actions';
 import { invalid } from '../../core/errors';
+import { actionRecordSchema, decodeCursor } from '../../core/actions';
 import { definePlugin, route } from '../../core/plugin';
 import { roleAtLeast } from '../../core/roles';
 
 const word = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lowercase letters, digits and _');
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
 
-const action = z.object({
-  id: z.string(),
-  source: z.enum(['manual', 'automated']),
-  actor: z.string(),
-  action: z.string(),
-  target_type: z.string(),
-  target_id: z.string(),
-  cause: z.string().nullable(),
-  result: z.enum(['succeeded', 'failed', 'refused']),
-  detail: z.record(z.string(), z.unknown()),
-  tenant_id: z.string().nullable(),
-  created_at: z.string(),
-});
+const action = actionRecordSchema;
 
 export default definePlugin({
   id: 'actions-history',

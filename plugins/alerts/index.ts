@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
 import { nowIso, type Db } from '../../core/db';
 import { invalid, NotFound, Unavailable } from '../../core/errors';
+import { pageOf } from '../../core/pagination';
 import { definePlugin, route } from '../../core/plugin';
 import type { Services } from '../../core/services';
 import { Dispatcher } from './dispatcher';
@@ -34,22 +34,6 @@ const page = {
 
 const publicView = ({ secret: _s, ...rest }: Subscription) => rest;
 
-/** Newest-first keyset page on (created_at, id). */
-async function pageOf(q: ReturnType<Db>, limit: number, cursor?: string) {
-  if (cursor) {
-    let at: string, id: string;
-    try {
-      [at, id] = decodeCursor(cursor);
-    } catch {
-      throw invalid(['query', 'cursor'], 'malformed cursor');
-    }
-    q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-  }
-  const rows: Array<Record<string, any>> = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
-}
 
 async function ownSubscription(services: Services, tenantId: string, id: string): Promise<Subscription> {
   const row = await services.db('alert_subscriptions').where({ id, tenant_id: tenantId }).first();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
+import { actionRecordSchema } from '../../core/actions';
 import { definePlugin, route } from '../../core/plugin';
 import {
   llmMetrics, llmMetricsSchema, outcomeMetrics, outcomeMetricsSchema, parseGroups, policyMetrics, policyMetricsSchema, scopeTenant, window,
@@ -24,19 +25,7 @@ function checkedWindow(q: { since?: string; until?: string }, tenantId: string) 
   return { ...w, tenantId };
 }
 
-const actionSchema = z.object({
-  id: z.string(),
-  source: z.enum(['manual', 'automated']),
-  actor: z.string(),
-  action: z.string(),
-  target_type: z.string(),
-  target_id: z.string(),
-  cause: z.string().nullable(),
-  result: z.enum(['succeeded', 'failed', 'refused']),
-  detail: z.record(z.string(), z.unknown()),
-  tenant_id: z.string().nullable(),
-  created_at: z.string(),
-});
+const actionSchema = actionRecordSchema;
 
 export default definePlugin({
   id: 'ops-observability',

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
 import { nowIso } from '../../core/db';
 import { Conflict, invalid, Unavailable } from '../../core/errors';
+import { pageOf } from '../../core/pagination';
 import { definePlugin, route } from '../../core/plugin';
 import type { Services } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
@@ -19,22 +19,6 @@ function runnerOf(services: Services): Runner {
   return r;
 }
 
-/** Newest-first keyset page on (created_at, id). */
-async function pageOf(q: Knex.QueryBuilder, limit: number, cursor?: string) {
-  if (cursor) {
-    let at: string, id: string;
-    try {
-      [at, id] = decodeCursor(cursor);
-    } catch {
-      throw invalid(['query', 'cursor'], 'malformed cursor');
-    }
-    q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-  }
-  const rows: Array<Record<string, any>> = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
-}
 
 const workflowParams = z.object({ workflow_id: z.uuid() });
 const execParams = z.object({ execution_id: z.uuid() });
