@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
 import { nowIso, type Migration } from '../../core/db';
-import { Conflict, HttpError, invalid, NotFound } from '../../core/errors';
+import { Conflict, HttpError, NotFound } from '../../core/errors';
 import type { ActionActor } from '../../core/mesh/types';
+import { pageOf } from '../../core/pagination';
 import { definePlugin, route } from '../../core/plugin';
 import type { Services } from '../../core/services';
 import { measure, propose, type Proposal } from './analysis';
@@ -127,22 +127,11 @@ export default definePlugin({
       response: z.object({ actions: z.array(proposalView), next_cursor: z.string().nullable() }),
       errors: [422],
       handler: async ({ query, services }) => {
-        const q = services.db('ako_actions').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+        const q = services.db('ako_actions');
         if (query.status) q.where('status', query.status);
         if (query.kernel_id) q.where('kernel_id', query.kernel_id);
-        if (query.cursor) {
-          let at: string, id: string;
-          try {
-            [at, id] = decodeCursor(query.cursor);
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
-          q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-        }
-        const rows = await q.limit(query.limit + 1);
-        const items = rows.slice(0, query.limit).map(toView);
-        const last = items[items.length - 1];
-        return { actions: items, next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+        const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
+        return { actions: items.map((r) => toView(r as never)), next_cursor };
       },
     }),
     route({

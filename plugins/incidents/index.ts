@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
 import { Conflict, HttpError, invalid, Unavailable } from '../../core/errors';
+import { pageOf } from '../../core/pagination';
 import { definePlugin, route } from '../../core/plugin';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
@@ -78,19 +78,8 @@ export default definePlugin({
         const q = scoped(services.db('incidents'), visible(caller!)).whereIn('state', ACTIVE);
         if (query.severity) q.where('severity', query.severity);
         if (query.domain) q.where('domain', query.domain);
-        if (query.cursor) {
-          let at: string, id: string;
-          try {
-            [at, id] = decodeCursor(query.cursor);
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
-          q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-        }
-        const rows = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1);
-        const page = rows.slice(0, query.limit).map(({ active_cause: _a, ...r }: Record<string, unknown>) => r as unknown as Incident);
-        const last = page[page.length - 1];
-        return { incidents: page, next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+        const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
+        return { incidents: items.map(({ active_cause: _a, ...r }) => r as unknown as Incident), next_cursor };
       },
     }),
     route({

@@ -1,8 +1,8 @@
+import { pageOf } from '../../core/pagination';
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
 import { nowIso, type Db, type Migration } from '../../core/db';
-import { Conflict, Forbidden, invalid, NotFound, Unauthorized } from '../../core/errors';
+import { Conflict, Forbidden, NotFound, Unauthorized } from '../../core/errors';
 import { route } from '../../core/plugin';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
@@ -134,21 +134,10 @@ export const keyRoutes = [
     errors: [403],
     handler: async ({ query, caller, services }) => {
       const tenantId = scopeTenant(caller!, query.tenant_id);
-      const q = services.db('ingest_keys').where({ tenant_id: tenantId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+      const q = services.db('ingest_keys').where({ tenant_id: tenantId });
       if (query.include_revoked === 'false') q.whereNull('revoked_at');
-      if (query.cursor) {
-        let at: string, id: string;
-        try {
-          [at, id] = decodeCursor(query.cursor);
-        } catch {
-          throw invalid(['query', 'cursor'], 'malformed cursor');
-        }
-        q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-      }
-      const rows = (await q.limit(query.limit + 1)) as KeyRow[];
-      const page = rows.slice(0, query.limit);
-      const last = page[page.length - 1];
-      return { keys: page.map(publicKey), next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+      const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
+      return { keys: (items as KeyRow[]).map(publicKey), next_cursor };
     },
   }),
   route({
