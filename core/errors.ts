@@ -1,11 +1,19 @@
 // Typed errors a handler throws; the HTTP pipeline turns them into `{detail}` responses.
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: unknown,
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: number;
+  readonly detail: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, detail: unknown, headers: Record<string, string> = {}) {
+    // These are answers, not faults: nobody reads their stack, and capturing one would be
+    // paid by every refused request (the 429 path).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
+    Error.stackTraceLimit = limit;
+    this.status = status;
+    this.detail = detail;
+    this.headers = headers;
   }
 }
 

@@ -26,10 +26,17 @@ export type VerifyResult =
   | { valid: true; claims: TokenClaims }
   | { valid: false; reason: 'expired' | 'revoked' | 'bad signature' | 'malformed' | 'unknown user' };
 
-/** Extra ways to authenticate a request (e.g. ingest keys); return null when not theirs. */
-export type Authenticator = (req: Request) => Promise<Caller | null>;
+/**
+ * Extra ways to authenticate a request (e.g. ingest keys); return null when not theirs
+ * (synchronously when possible: every request asks every authenticator).
+ */
+export type Authenticator = (req: Request) => Promise<Caller | null> | Caller | null;
 /** A check run on every verified token; returns a reason to refuse it, or null. */
-export type ClaimsCheck = (claims: TokenClaims) => Promise<VerifyResult | null>;
+export type ClaimsCheck = (claims: TokenClaims) => Promise<VerifyResult | null> | VerifyResult | null;
+
+/** How many verified tokens are remembered (see AuthService.authenticate). */
+const VERIFIED_CACHE_SIZE = 10_000;
+const BEARER = /^bearer\s+(\S+)\s*$/i;
 
 const ALGORITHM = 'HS256';
 
@@ -55,6 +62,8 @@ export class AuthService {
   private readonly authenticators: Authenticator[] = [];
   private readonly passport = new passport.Passport();
   private readonly verifyOptions: jwt.VerifyOptions & { complete?: false };
+  /** Bearer token -> the claims passport verified in it (signature, algorithm, iss, aud). */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(
     private readonly config: Config,
@@ -70,10 +79,16 @@ export class AuthService {
           algorithms: [ALGORITHM],
           issuer: config.auth.issuer,
           audience: config.auth.audience,
+          passReqToCallback: true,
         },
-        (claims: TokenClaims, done: (err: unknown, user?: Caller | false, info?: unknown) => void) => {
+        (req: Request, claims: TokenClaims, done: (err: unknown, user?: Caller | false, info?: unknown) => void) => {
           this.runChecks(claims).then(
-            (r) => (r.valid ? done(null, callerOf(r.claims)) : done(null, false, r.reason)),
+            (r) => {
+              if (!r.valid) return done(null, false, r.reason);
+              const raw = BEARER.exec(req.headers.authorization ?? '')?.[1];
+              if (raw) this.remember(raw, r.claims);
+              done(null, callerOf(r.claims));
+            },
             (err) => done(err),
           );
         },
@@ -105,6 +120,12 @@ export class AuthService {
 
   /** Verifies a token without throwing; the reason says why it is not valid. */
   async verify(token: string): Promise<VerifyResult> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.exp > Math.floor(Date.now() / 1000)) return this.runChecks(known);
+      this.verified.delete(token);
+      return { valid: false, reason: 'expired' };
+    }
     let claims: TokenClaims;
     try {
       claims = jwt.verify(token, this.key, this.verifyOptions) as unknown as TokenClaims;
@@ -116,7 +137,9 @@ export class AuthService {
       return { valid: false, reason: 'malformed' };
     }
     if (!isClaims(claims)) return { valid: false, reason: 'malformed' };
-    return this.runChecks(claims);
+    const result = await this.runChecks(claims);
+    if (result.valid) this.remember(token, claims);
+    return result;
   }
 
   /**
@@ -133,10 +156,17 @@ export class AuthService {
   private async runChecks(claims: TokenClaims): Promise<VerifyResult> {
     if (!isClaims(claims)) return { valid: false, reason: 'malformed' };
     for (const check of this.checks) {
-      const refusal = await check(claims);
+      const r = check(claims);
+      const refusal = r instanceof Promise ? await r : r;
       if (refusal) return refusal;
     }
     return { valid: true, claims };
+  }
+
+  /** Keeps verified claims under their token; the oldest entry goes when the cache is full. */
+  private remember(raw: string, claims: TokenClaims): void {
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(raw, claims);
   }
 
   /**
@@ -145,12 +175,27 @@ export class AuthService {
    */
   async authenticate(req: Request): Promise<Caller | null> {
     for (const fn of this.authenticators) {
-      const caller = await fn(req);
+      const r = fn(req);
+      const caller = r instanceof Promise ? await r : r;
       if (caller) return caller;
     }
     const header = req.headers.authorization;
     if (!header) return null;
-    if (!/^bearer\s+\S+/i.test(header)) throw new Unauthorized('Authorization header must be "Bearer <token>"');
+    const bearer = BEARER.exec(header);
+    if (!bearer) throw new Unauthorized('Authorization header must be "Bearer <token>"');
+    // A token passport has verified once is not verified again: the same string carries the
+    // same signature, issuer and audience. Expiry and the claims checks (revocation) are
+    // still applied on every request.
+    const known = this.verified.get(bearer[1]);
+    if (known) {
+      if (known.exp <= Math.floor(Date.now() / 1000)) {
+        this.verified.delete(bearer[1]);
+        throw new Unauthorized('Invalid token: expired');
+      }
+      const r = await this.runChecks(known);
+      if (!r.valid) throw new Unauthorized(describeInfo(r.reason));
+      return callerOf(known);
+    }
     return new Promise((resolve, reject) => {
       const run = this.passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false, info: unknown) => {
         if (err) return reject(err);

@@ -1,58 +1,113 @@
 import crypto from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Request, type Response } from 'express';
 import { safeUrl } from '../logger';
 import type { RouteDef } from '../plugin';
 import type { Services } from '../services';
-import { errorHandler, expressPath, routeHandler, type Pipeline } from './pipeline';
+import { errorHandler, routeHandler, sendJson, type Pipeline } from './pipeline';
+import { decodeParams, RouteTable } from './routes';
+import { BadRequest } from '../errors';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Keeps a sane client request id, or makes one; logs one line per request. */
 function requestContext(services: Services, pipeline: Pipeline) {
-  return (req: Request, res: Response, next: NextFunction) => {
+  // Decided once: building the log record of every request costs when nobody reads it.
+  const logRequests = services.log.isLevelEnabled('info');
+  const observers = pipeline.observers;
+  return (req: Request, res: Response) => {
     const start = process.hrtime.bigint();
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     res.setHeader('X-Request-Id', id);
     // While shutting down, no connection is kept for another request.
     if (services.lifecycle.state === 'stopping') res.setHeader('Connection', 'close');
+    if (!logRequests && observers.length === 0) return;
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
       const route = (res.locals.route as string | undefined) ?? null;
-      services.log.info(
-        { reqId: id, method: req.method, url: safeUrl(req.originalUrl), route, status: res.statusCode, ms: Math.round(durationMs * 100) / 100 },
-        'request',
-      );
-      for (const observe of pipeline.observers) observe({ method: req.method, route, status: res.statusCode, durationMs });
+      if (logRequests) {
+        services.log.info(
+          { reqId: id, method: req.method, url: safeUrl(req.originalUrl), route, status: res.statusCode, ms: Math.round(durationMs * 100) / 100 },
+          'request',
+        );
+      }
+      for (const observe of observers) observe({ method: req.method, route, status: res.statusCode, durationMs });
     });
-    next();
   };
 }
 
-export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[]): Express {
+/** The request path without its query string. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * The request listener of the HTTP server. Express supplies the request and response
+ * objects handlers know (req.query, req.ip, res.status, ...) and the body parsers; route
+ * lookup is ours (core/http/routes.ts), and a request passes no Express middleware layers:
+ * its router, with a layer per route, was the costliest part of a cheap request.
+ */
+export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[]): (req: IncomingMessage, res: ServerResponse) => void {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
-  app.use(requestContext(services, pipeline));
+  const context = requestContext(services, pipeline);
   const limit = services.config.server.bodyLimit;
-  app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ limit, extended: false, parameterLimit: 100 }));
+  const json = express.json({ limit, type: ['application/json', 'application/*+json'] });
+  const form = express.urlencoded({ limit, extended: false, parameterLimit: 100 });
+  const table = new RouteTable(routes);
+  const handlers = new Map(routes.map((r) => [r, routeHandler(r, services, pipeline)]));
+  const onError = errorHandler(services);
 
-  const router = express.Router({ strict: false });
-  for (const route of routes) {
-    const path = route.fullPath!;
-    router[route.method](expressPath(path), (req: Request, res: Response, next: NextFunction) => {
-      res.locals.route = path;
-      next();
-    }, routeHandler(route, services, pipeline));
-  }
-  // Every route is served as written and under /api.
-  app.use('/api', router);
-  app.use(router);
-  app.use((req: Request, res: Response) => {
-    res.status(404).json({ detail: `Not Found: ${req.method} ${safeUrl(req.path)}` });
-  });
-  app.use(errorHandler(services));
-  return app;
+  const dispatch = (req: Request, res: Response) => {
+    const fail = (err: unknown) => onError(err, req, res);
+    context(req, res);
+    const found = table.find(req.method, pathOf(req.url));
+    if (found.kind === 'none') {
+      sendJson(res, 404, { detail: `Not Found: ${req.method} ${safeUrl(pathOf(req.originalUrl))}` });
+      return;
+    }
+    if (found.kind === 'method') {
+      res.setHeader('Allow', found.allowed.join(', '));
+      if (req.method === 'OPTIONS') {
+        res.statusCode = 204;
+        res.end();
+        return;
+      }
+      sendJson(res, 405, { detail: `Method Not Allowed: ${req.method} ${safeUrl(pathOf(req.originalUrl))}; allowed: ${found.allowed.join(', ')}` });
+      return;
+    }
+    const { route, params } = found.match;
+    res.locals.route = route.fullPath;
+    const decoded = decodeParams(params);
+    if (!decoded) return fail(new BadRequest('Malformed percent-encoding in the path'));
+    req.params = decoded;
+    const handle = handlers.get(route)!;
+    // Bodies are read only when one was sent (the parsers would look at the headers anyway).
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return void handle(req, res, fail);
+    json(req, res, (err?: unknown) => {
+      if (err) return fail(err);
+      form(req, res, (err2?: unknown) => (err2 ? fail(err2) : void handle(req, res, fail)));
+    });
+  };
+
+  return (incoming, outgoing) => {
+    // What express's app.handle does before its router runs.
+    const req = incoming as Request;
+    const res = outgoing as Response;
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, app.request);
+    Object.setPrototypeOf(res, app.response);
+    res.locals = Object.create(null) as Record<string, unknown>;
+    req.originalUrl = req.url;
+    try {
+      dispatch(req, res);
+    } catch (err) {
+      onError(err, req, res);
+    }
+  };
 }

@@ -1,5 +1,6 @@
 import { pageOf } from '../../core/pagination';
 import crypto from 'node:crypto';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { nowIso, type Db, type Migration } from '../../core/db';
 import { Conflict, Forbidden, NotFound, Unauthorized } from '../../core/errors';
@@ -64,9 +65,12 @@ export function registerAuthenticator(services: Services): void {
   const db = services.db;
   // Last-used times are written at most once a minute per key, to keep ingest write-light.
   const touched = new Map<string, number>();
-  services.auth.addAuthenticator(async (req) => {
+  // Asked on every request: answers synchronously when no ingest key is presented.
+  services.auth.addAuthenticator((req) => {
     const key = presentedKey(req.headers);
-    if (!key) return null;
+    return key ? keyCaller(key, req) : null;
+  });
+  const keyCaller = async (key: string, req: Request): Promise<Caller> => {
     const row = (await db('ingest_keys').where({ key_hash: hash(key) }).first()) as KeyRow | undefined;
     if (!row || row.revoked_at) throw new Unauthorized('Invalid or revoked ingest key');
     const route = (req.res?.locals.route as string | undefined) ?? '';
@@ -78,7 +82,7 @@ export function registerAuthenticator(services: Services): void {
     }
     const caller: Caller = { kind: 'ingest_key', id: row.id, tenantId: row.tenant_id, role: 'member' };
     return caller;
-  });
+  };
 }
 
 async function tenantExists(db: Db, id: string): Promise<boolean> {

@@ -38,6 +38,15 @@ const echo = definePlugin({
       },
     }),
     route({ method: 'get', path: '/who', summary: 'the caller', access: 'authenticated', handler: ({ caller }) => ({ role: caller!.role }) }),
+    route({
+      method: 'get',
+      path: '/things/{name}',
+      summary: 'a parameter route beside a literal one',
+      access: 'public',
+      params: z.object({ name: z.string() }),
+      handler: ({ params }) => ({ param: params.name }),
+    }),
+    route({ method: 'get', path: '/things/latest', summary: 'a literal route', access: 'public', handler: () => ({ literal: true }) }),
     route({ method: 'get', path: '/ops', summary: 'operators only', access: 'operator', handler: () => ({ ok: true }) }),
     route({
       method: 'get',
@@ -138,6 +147,30 @@ describe('HTTP conventions', () => {
       expect((await t.request('GET', p)).status, p).to.equal(200);
     }
     expect((await t.request('GET', '/api/health/component/database/')).status).to.equal(200);
+  });
+
+  it('prefers a literal route over a pattern and decodes path parameters', async () => {
+    expect((await t.request('GET', '/echo/things/latest')).body).to.deep.equal({ literal: true });
+    expect((await t.request('GET', '/echo/things/LATEST/')).body).to.deep.equal({ literal: true });
+    expect((await t.request('GET', '/echo/things/a%20b')).body).to.deep.equal({ param: 'a b' });
+    expect((await t.request('GET', '/api/echo/things/x')).body).to.deep.equal({ param: 'x' });
+    const bad = await t.request('GET', '/echo/things/%E0%A4%A');
+    expect(bad.status).to.equal(400);
+    expect(bad.body.detail).to.match(/percent-encoding/);
+    expect((await t.request('GET', '/echo/things/a/b')).status).to.equal(404);
+  });
+
+  it('answers 405 with Allow for a known path and another method; OPTIONS lists the methods; HEAD is GET without a body', async () => {
+    const wrong = await t.request('DELETE', '/echo/who');
+    expect(wrong.status).to.equal(405);
+    expect(wrong.headers.get('allow')).to.equal('GET, HEAD');
+    expect(wrong.body.detail).to.match(/Method Not Allowed/);
+    const options = await t.request('OPTIONS', '/api/echo/items/abc');
+    expect(options.status).to.equal(204);
+    expect(options.headers.get('allow')).to.equal('POST');
+    const head = await fetch(`${t.url}/health/`, { method: 'HEAD' });
+    expect(head.status).to.equal(200);
+    expect(await head.text()).to.equal('');
   });
 
   it('enforces the declared access rule', async () => {
