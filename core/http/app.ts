@@ -5,6 +5,7 @@ import { safeUrl } from '../logger';
 import type { RouteDef } from '../plugin';
 import type { Services } from '../services';
 import { errorHandler, routeHandler, sendJson, type Pipeline } from './pipeline';
+import { plainJson, readJson } from './body';
 import { decodeParams, RouteTable } from './routes';
 import { BadRequest } from '../errors';
 
@@ -88,6 +89,7 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
     const handle = handlers.get(route)!;
     // Bodies are read only when one was sent (the parsers would look at the headers anyway).
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return void handle(req, res, fail);
+    if (plainJson(req)) return readJson(req, limit, (err?: unknown) => (err ? fail(err) : void handle(req, res, fail)));
     json(req, res, (err?: unknown) => {
       if (err) return fail(err);
       form(req, res, (err2?: unknown) => (err2 ? fail(err2) : void handle(req, res, fail)));

@@ -156,14 +156,21 @@ export class Mesh {
     return node.view(kernel.id);
   }
 
+  /** Task catalogues by kernel: manifests do not change, and converting schemas is not cheap. */
+  private readonly catalogues = new Map<string, TaskInfo[]>();
+
   catalogue(domain: string): TaskInfo[] {
     const k = this.kernelOf(domain);
-    return Object.entries(k.manifest.tasks).map(([name, t]) => ({
+    const known = this.catalogues.get(k.id);
+    if (known) return known;
+    const list = Object.entries(k.manifest.tasks).map(([name, t]) => ({
       name,
       summary: t.summary,
       input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }),
       output_schema: z.toJSONSchema(t.output, { io: 'output', unrepresentable: 'any' }),
     }));
+    this.catalogues.set(k.id, list);
+    return list;
   }
 
   private taskDef(domain: string, task: string) {
