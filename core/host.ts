@@ -241,6 +241,11 @@ export class Host {
       await Promise.race([closed, grace]);
       server.closeAllConnections();
       for (const client of this.wss?.clients ?? []) client.terminate();
+      // Handlers whose clients were cut off still finish their work before the database
+      // and the mesh they use are closed under them.
+      if (!(await this.services.pipeline.settled(this.config.server.shutdownGraceMs))) {
+        this.log.warn('requests still running after the shutdown grace; stopping anyway');
+      }
     }
     for (const p of [...this.plugins].reverse()) {
       if (!p.stop || !this.lifecycle.startedPlugins.includes(p.id)) continue;

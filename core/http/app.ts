@@ -60,7 +60,12 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
   const json = express.json({ limit, type: ['application/json', 'application/*+json'] });
   const form = express.urlencoded({ limit, extended: false, parameterLimit: 100 });
   const table = new RouteTable(routes);
-  const handlers = new Map(routes.map((r) => [r, routeHandler(r, services, pipeline)]));
+  const handlers = new Map(
+    routes.map((r) => {
+      const handle = routeHandler(r, services, pipeline);
+      return [r, (req: Request, res: Response, fail: (err: unknown) => void) => pipeline.track(handle(req, res, fail))] as const;
+    }),
+  );
   const onError = errorHandler(services);
 
   const dispatch = (req: Request, res: Response) => {
@@ -88,11 +93,11 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
     req.params = decoded;
     const handle = handlers.get(route)!;
     // Bodies are read only when one was sent (the parsers would look at the headers anyway).
-    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return void handle(req, res, fail);
-    if (plainJson(req)) return readJson(req, limit, (err?: unknown) => (err ? fail(err) : void handle(req, res, fail)));
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return handle(req, res, fail);
+    if (plainJson(req)) return readJson(req, limit, (err?: unknown) => (err ? fail(err) : handle(req, res, fail)));
     json(req, res, (err?: unknown) => {
       if (err) return fail(err);
-      form(req, res, (err2?: unknown) => (err2 ? fail(err2) : void handle(req, res, fail)));
+      form(req, res, (err2?: unknown) => (err2 ? fail(err2) : handle(req, res, fail)));
     });
   };
 

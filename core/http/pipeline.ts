@@ -13,6 +13,22 @@ export class Pipeline {
   readonly before: BeforeHook[] = [];
   /** Called once per finished request (metrics). */
   readonly observers: Array<(record: RequestRecord) => void> = [];
+  /** Handlers still running; a stopping host waits for them before closing the database. */
+  private readonly running = new Set<Promise<void>>();
+
+  track(work: Promise<void>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+
+  /** Resolves when every running handler has finished, or after `ms`; false on timeout. */
+  async settled(ms: number): Promise<boolean> {
+    if (this.running.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const done = Promise.allSettled([...this.running]).then(() => this.settled(ms));
+    return Promise.race([done, late]).finally(() => clearTimeout(timer));
+  }
 }
 
 /**
