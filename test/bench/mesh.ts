@@ -45,14 +45,26 @@ export const taskApiVsPool: Scenario = {
     const workerFile = path.join(ROOT, 'dist', 'kernels', 'analytics', 'worker.js');
     // The same pool options as a mesh node.
     const pool = new Piscina({ filename: workerFile, name: '__ping', minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, atomics: 'disabled', workerData: { node_id: 'bench-1', domain: 'analytics', heartbeat_ms: 1000, settings: {} } });
+    // The floor of any HTTP API over the pool: bare node:http, JSON.parse, pool.run.
+    const floor = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (c) => (text += c));
+      req.on('end', () => {
+        void pool.run({ input: JSON.parse(text) }, { name: 'describe' }).then((r) => {
+          const out = JSON.stringify(r);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+          res.end(out);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${host.port}/kernels/analytics/tasks/describe`;
       const body = JSON.stringify(INPUT);
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
       const seconds = Math.max(1, DURATION / 2);
       // node:http with a keep-alive agent: fetch (undici) adds about a millisecond per call of its own.
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      const post = () =>
+      const poster = (url: string) => () =>
         new Promise<boolean>((resolve, reject) => {
           const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
             res.resume();
@@ -61,24 +73,31 @@ export const taskApiVsPool: Scenario = {
           req.on('error', reject);
           req.end(body);
         });
+      const post = poster(`http://127.0.0.1:${host.port}/kernels/analytics/tasks/describe`);
+      const postFloor = poster(`http://127.0.0.1:${(floor.address() as { port: number }).port}/`);
       for (let i = 0; i < 200; i++) await pool.run({ input: INPUT }, { name: 'describe' });
       for (let i = 0; i < 200; i++) await post();
+      for (let i = 0; i < 200; i++) await postFloor();
       const direct = await loop(seconds, async () => (await pool.run({ input: INPUT }, { name: 'describe' })).ok === true);
       const viaMesh = await loop(seconds, async () => {
         await host.services.mesh.run('analytics', 'describe', INPUT);
         return true;
       });
+      const bare = await loop(seconds, postFloor);
       const api = await loop(seconds, post);
       agent.destroy();
       const d = figures(direct.samples, seconds, direct.failed);
       const a = figures(api.samples, seconds, api.failed);
       const m = figures(viaMesh.samples, seconds);
+      const f = figures(bare.samples, seconds, bare.failed);
       return [
         { name: 'analytics.describe: direct pool.run (1 client, sequential)', figures: d },
         { name: 'analytics.describe: services.mesh.run (in process)', figures: m, note: `mesh overhead p50 ${(m.p50 - d.p50).toFixed(3)} ms (validation, routing, breaker, outcome)` },
-        { name: 'analytics.describe: POST /kernels/{domain}/tasks/{task}', figures: a, note: `API overhead p50 ${(a.p50 - d.p50).toFixed(3)} ms (target <= 0.3)` },
+        { name: 'analytics.describe: bare node:http + pool.run (floor)', figures: f, note: `HTTP floor p50 ${(f.p50 - d.p50).toFixed(3)} ms: loopback, client and server of node:http` },
+        { name: 'analytics.describe: POST /kernels/{domain}/tasks/{task}', figures: a, note: `API overhead p50 ${(a.p50 - d.p50).toFixed(3)} ms (target <= 0.3); ${(a.p50 - f.p50).toFixed(3)} ms above the floor` },
       ];
     } finally {
+      floor.close();
       await pool.destroy();
       await host.stop();
     }
