@@ -205,8 +205,7 @@ export class Mesh {
     const node = k.pick() ?? (await k.waitForNode(this.cfg.noNodeWaitMs, opts.signal));
     if (!node) throw new Unavailable(`${this.whyUnavailable(k)}; waited ${this.cfg.noNodeWaitMs} ms`, 1);
     const timeoutMs = opts.timeoutMs ?? this.cfg.taskTimeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    let timedOut = false;
     const dispatched = performance.now();
     const finish = (ok: boolean, error: string | null, runMs: number | null) => {
       const end = performance.now();
@@ -225,10 +224,10 @@ export class Mesh {
       result = (await k.breaker.fire(async () => {
         let r: TaskResult;
         try {
-          r = await node.run(task, parsed.data, signal);
+          r = await node.run(task, parsed.data, opts.signal, timeoutMs, () => (timedOut = true));
         } catch (err) {
           if (opts.signal?.aborted) throw new NotCounted(new Unavailable('the task was cancelled'));
-          if (timeout.aborted) throw new Unavailable(`the task did not finish within ${timeoutMs} ms and was aborted`);
+          if (timedOut) throw new Unavailable(`the task did not finish within ${timeoutMs} ms and was aborted`);
           if (node.state === 'drained') throw new NotCounted(new Unavailable(`node ${node.id} was drained by force while the task ran`));
           throw new HttpError(502, `the task failed: worker thread: ${(err as Error).message}`);
         }
@@ -275,7 +274,7 @@ export class Mesh {
     if (!node) return { ok: false, node_id: null, thread_id: null, latency_ms: null, reason: this.whyUnavailable(k) };
     const t0 = performance.now();
     try {
-      const r = await node.run('__ping', null, AbortSignal.timeout(timeoutMs));
+      const r = await node.run('__ping', null, undefined, timeoutMs);
       // The node's control (fault injection) applies to pings: an injected error answers as a value.
       if (!r.ok) return { ok: false, node_id: node.id, thread_id: r.thread_id, latency_ms: Math.round((performance.now() - t0) * 1000) / 1000, reason: `the worker answered with an error: ${r.error.message}` };
       return { ok: true, node_id: node.id, thread_id: r.thread_id, latency_ms: Math.round((performance.now() - t0) * 1000) / 1000, reason: 'a worker answered' };

@@ -181,19 +181,33 @@ export class MeshNode {
   }
 
   /** Runs one task on this node's pool; the result carries the thread id and run time. */
-  async run(task: string, input: unknown, signal?: AbortSignal): Promise<TaskResult> {
+  /**
+   * Runs a task on the pool. It is aborted when `signal` aborts, when `timeoutMs` passes
+   * (then `timedOut()` is true), or when the node is drained by force. One controller and
+   * one timer per task: AbortSignal.any and AbortSignal.timeout cost several times the
+   * whole dispatch of a small task (weak references and finalizers on every call).
+   */
+  async run(task: string, input: unknown, signal?: AbortSignal, timeoutMs?: number, timedOut?: () => void): Promise<TaskResult> {
     const pool = this.pool;
     if (!pool) throw new Error('node has no threads');
     const own = new AbortController();
+    if (signal?.aborted) own.abort(signal.reason);
+    const follow = () => own.abort(signal!.reason);
+    signal?.addEventListener('abort', follow, { once: true });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+      timedOut?.();
+      own.abort(new Error(`task did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
     this.running.add(own);
-    const signals = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
     const env: TaskEnvelope = { input, control: this.control };
     this.inFlight++;
     try {
-      return (await pool.run(env, { name: task, signal: signals })) as TaskResult;
+      return (await pool.run(env, { name: task, signal: own.signal })) as TaskResult;
     } finally {
       this.inFlight--;
       this.running.delete(own);
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', follow);
     }
   }
 

@@ -75,6 +75,26 @@ export async function startBaseline(kind: 'raw' | 'express') {
   return { ...started, url: `http://127.0.0.1:${port}` };
 }
 
+/** CPU seconds (user + system, every thread) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after its closing ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return ticks / CLOCK_TICKS;
+}
+// Linux reports CPU time in USER_HZ ticks, 100 a second on every architecture Node runs on here.
+const CLOCK_TICKS = 100;
+
+/** Drives a load and also measures the server's CPU time per answered request (microseconds). */
+export async function driveWithCpu(load: Load, pid: number): Promise<Figures & { cpuUsPerRequest: number }> {
+  const before = cpuSeconds(pid);
+  const f = await drive(load);
+  const used = cpuSeconds(pid) - before;
+  const answered = f.rps * (load.seconds ?? DURATION);
+  return { ...f, cpuUsPerRequest: answered > 0 ? (used * 1e6) / answered : 0 };
+}
+
 export interface Load {
   url: string;
   method?: string;
