@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Db, Migration } from '../db';
+import { insertRows, type Db, type Migration } from '../db';
 import type { Logger } from '../logger';
 import type { Health } from './types';
 
@@ -58,6 +58,8 @@ export interface HealthIncident {
   at: string;
 }
 
+const OUTCOME_COLUMNS: Array<keyof Outcome> = ['kernel_id', 'node_id', 'task', 'ok', 'duration_ms', 'wait_ms', 'error', 'tenant_id', 'at'];
+
 /** Writes task outcomes in batches (one insert per flush) so that tasks never wait on the database. */
 export class OutcomeWriter {
   private buffer: Outcome[] = [];
@@ -87,7 +89,7 @@ export class OutcomeWriter {
     if (rows.length === 0) return this.flushing;
     this.flushing = this.flushing.then(async () => {
       try {
-        for (let i = 0; i < rows.length; i += 200) await this.db('task_outcomes').insert(rows.slice(i, i + 200));
+        await insertRows(this.db, 'task_outcomes', OUTCOME_COLUMNS, rows);
       } catch (err) {
         this.dropped += rows.length;
         this.log.warn({ err: (err as Error).message, rows: rows.length }, 'task outcomes not written');
