@@ -3,7 +3,11 @@ import { PayloadTooLarge, Unprocessable, type ValidationIssue } from '../errors'
 import { EVENT_SPECS, toRow, type EventType } from './events';
 import { validate } from './validate';
 import type { EventRecorder, Stored } from './record';
+import { Slices } from './slices';
 import type { EventStore } from './store';
+
+/** Events recorded through OpenTelemetry between two looks at the clock. */
+const RECORD_SLICE = 64;
 
 export interface IngestResult {
   accepted: number;
@@ -56,7 +60,9 @@ export async function ingest(
   const fresh: Stored[] = [];
   const seen = new Set<string>();
   let repeatedInBatch = 0;
+  const slices = new Slices();
   for (let i = 0; i < events.length; i++) {
+    if ((i & 15) === 15 && slices.due()) await slices.pause();
     const loc: Array<string | number> = isBatch ? ['body', 'events', i] : ['body'];
     const parsed = validate(spec, keys, events[i], loc);
     const issues = parsed.value ? traceIssues(parsed.value, loc) : parsed.issues;
@@ -83,6 +89,9 @@ export async function ingest(
   const stored = inserted.size === fresh.length ? fresh : fresh.filter((f) => inserted.has(f.row.id));
   const duplicates = fresh.length - stored.length + repeatedInBatch;
   recorder.counted(type, stored.length, duplicates, rejected.length);
-  recorder.record(type, stored);
+  for (let i = 0; i < stored.length; i += RECORD_SLICE) {
+    if (i && slices.due()) await slices.pause();
+    recorder.record(type, i === 0 && stored.length <= RECORD_SLICE ? stored : stored.slice(i, i + RECORD_SLICE));
+  }
   return { accepted: stored.length, duplicates, rejected, ids };
 }

@@ -1,6 +1,8 @@
+import type { Knex } from 'knex';
 import { isPostgres, nowIso, type Db, type Migration } from '../db';
 import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
 import { decodeCursor, encodeCursor } from '../actions';
+import { Slices } from './slices';
 
 export const telemetryMigrations: Migration[] = [
   {
@@ -48,14 +50,74 @@ export const telemetryMigrations: Migration[] = [
       });
     },
   },
+  {
+    // On SQLite the trace index takes random trace ids, so every commit rewrites pages all
+    // over it; keyed on 8 hex characters of the id (entries half as big) a commit rewrites
+    // half as many pages. Lookups check the full id on the row.
+    name: '004_telemetry_trace_key',
+    async up(db) {
+      if (isPostgres(db)) return;
+      await db.raw('DROP INDEX IF EXISTS telemetry_events_tenant_trace');
+      await db.raw(`CREATE INDEX telemetry_events_trace_key ON telemetry_events (tenant_id, ${TRACE_KEY})`);
+    },
+  },
 ];
 
+/** The SQLite trace index expression (a lookup names it to use the index). */
+const TRACE_KEY = 'substr(trace_id, 1, 8)';
+
 /** Rows per statement (a batch of up to telemetry.maxBatch takes one or a few). */
-const CHUNK = 1000;
+const CHUNK = 5000;
+/** Rows one group commit takes at most: a bound on the latency a queued batch adds. */
+const GROUP_ROWS = 5000;
 const COLS = ROW_COLUMNS.join(', ');
-// `WHERE true` keeps SQLite from reading ON CONFLICT as a join constraint.
-const SQLITE_INSERT = `INSERT INTO telemetry_events (${COLS}) SELECT ${ROW_COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true`;
-const PG_INSERT = `INSERT INTO telemetry_events (${COLS}) SELECT ${COLS} FROM json_populate_recordset(NULL::telemetry_events, ?::json)`;
+const DATA_AT = ROW_COLUMNS.indexOf('data');
+// `data` travels as the JSON object itself (`->` gives its text back), the other columns as
+// values (`->>`). `WHERE true` keeps SQLite from reading ON CONFLICT as a join constraint.
+const sqliteInsert = (each: string) =>
+  `INSERT INTO telemetry_events (${COLS}) SELECT ${ROW_COLUMNS.map((_, i) => `value ${i === DATA_AT ? '->' : '->>'} ${i}`).join(', ')} FROM ${each}(?) WHERE true` +
+  ' ON CONFLICT (tenant_id, id) DO NOTHING RETURNING tenant_id, id';
+// json_populate_recordset turns the `data` object into its text for the text column.
+const PG_INSERT =
+  `INSERT INTO telemetry_events (${COLS}) SELECT ${COLS} FROM json_populate_recordset(NULL::telemetry_events, ?::json)` +
+  ' ON CONFLICT (tenant_id, id) DO NOTHING RETURNING tenant_id, id';
+const STATS_UPSERT = (n: number) =>
+  `INSERT INTO telemetry_ingest_stats (tenant_id, type, accepted, duplicates, rejected, batches, last_ingest_at) VALUES ${Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+   ON CONFLICT (tenant_id, type) DO UPDATE SET accepted = telemetry_ingest_stats.accepted + excluded.accepted,
+     duplicates = telemetry_ingest_stats.duplicates + excluded.duplicates, rejected = telemetry_ingest_stats.rejected + excluded.rejected,
+     batches = telemetry_ingest_stats.batches + excluded.batches, last_ingest_at = excluded.last_ingest_at`;
+
+/**
+ * One row as JSON with `data` (already JSON text) spliced in as it is: escaping it into a
+ * string and unescaping it again costs more than the insert. SQLite reads an array in
+ * ROW_COLUMNS order; json_populate_recordset reads objects by column name.
+ */
+function rowJson(r: EventRow, pg: boolean): string {
+  const head = pg
+    ? JSON.stringify({
+      tenant_id: r.tenant_id, id: r.id, type: r.type, trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, ts: r.ts,
+      duration_ms: r.duration_ms, status: r.status, name: r.name, model: r.model, provider: r.provider, kernel: r.kernel, result: r.result,
+      value: r.value, input_tokens: r.input_tokens, output_tokens: r.output_tokens, cost_usd: r.cost_usd,
+    })
+    : JSON.stringify([
+      r.tenant_id, r.id, r.type, r.trace_id, r.span_id, r.parent_span_id, r.ts, r.duration_ms, r.status, r.name, r.model,
+      r.provider, r.kernel, r.result, r.value, r.input_tokens, r.output_tokens, r.cost_usd,
+    ]);
+  return pg ? `${head.slice(0, -1)},"data":${r.data}}` : `${head.slice(0, -1)},${r.data}]`;
+}
+
+/** A batch waiting for its group commit. */
+interface Pending {
+  type: EventType;
+  tenantId: string;
+  rows: EventRow[];
+  /** The rows as JSON array elements (built while the batch waits, not while it holds the connection). */
+  json: string[];
+  duplicatesInBatch: number;
+  rejected: number;
+  resolve: (inserted: Set<string>) => void;
+  reject: (err: unknown) => void;
+}
 
 export interface EventFilter {
   tenantId: string;
@@ -81,49 +143,135 @@ export interface IngestStats {
 
 /** The telemetry store: one table of events for every kind, plus per-tenant ingest counts. */
 export class EventStore {
-  constructor(readonly db: Db) {}
+  private readonly pg: boolean;
+
+  constructor(readonly db: Db) {
+    this.pg = isPostgres(db);
+  }
+
+  private readonly queue: Pending[] = [];
+  private draining = false;
+  private sqliteEach: Promise<string> | null = null;
 
   /**
    * Stores the rows in one transaction, skipping ids already stored, and counts the batch;
    * resolves only after the commit. Returns the ids actually inserted. The rows travel as
-   * one JSON parameter that the database unpacks itself (json_each on SQLite,
+   * one JSON parameter that the database unpacks itself (jsonb_each on SQLite,
    * json_populate_recordset on PostgreSQL): thousands of bound values cost far more.
+   *
+   * Batches that arrive while a commit is under way are stored together in the next one (a
+   * group commit): SQLite has one writer, and a commit costs about as much for many batches
+   * as for one. Each batch is still answered only after the commit that holds it.
    */
   async insert(type: EventType, tenantId: string, rows: EventRow[], duplicatesInBatch: number, rejected: number): Promise<Set<string>> {
-    const inserted = new Set<string>();
-    const pg = isPostgres(this.db);
-    await this.db.transaction(async (trx) => {
-      for (let i = 0; i < rows.length; i += CHUNK) {
-        const chunk = rows.slice(i, i + CHUNK);
-        const res = pg
-          ? await trx.raw(`${PG_INSERT} ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id`, [JSON.stringify(chunk)])
-          : await trx.raw(`${SQLITE_INSERT} ON CONFLICT (tenant_id, id) DO NOTHING RETURNING id`, [JSON.stringify(chunk.map((r) => ROW_COLUMNS.map((c) => r[c])))]);
-        const out: Array<{ id: string }> = pg ? res.rows : res;
-        for (const o of out) inserted.add(o.id);
-      }
-      const accepted = inserted.size;
-      const duplicates = rows.length - accepted + duplicatesInBatch;
-      await trx.raw(
-        `INSERT INTO telemetry_ingest_stats (tenant_id, type, accepted, duplicates, rejected, batches, last_ingest_at) VALUES (?, ?, ?, ?, ?, 1, ?)
-         ON CONFLICT (tenant_id, type) DO UPDATE SET accepted = telemetry_ingest_stats.accepted + excluded.accepted,
-           duplicates = telemetry_ingest_stats.duplicates + excluded.duplicates, rejected = telemetry_ingest_stats.rejected + excluded.rejected,
-           batches = telemetry_ingest_stats.batches + 1, last_ingest_at = excluded.last_ingest_at`,
-        [tenantId, type, accepted, duplicates, rejected, nowIso()],
-      );
+    const json: string[] = new Array(rows.length);
+    const slices = new Slices();
+    for (let i = 0; i < rows.length; i++) {
+      if ((i & 31) === 31 && slices.due()) await slices.pause();
+      json[i] = rowJson(rows[i]!, this.pg);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ type, tenantId, rows, json, duplicatesInBatch, rejected, resolve, reject });
+      if (!this.draining) void this.drain();
     });
-    return inserted;
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length) {
+        // PostgreSQL takes concurrent writers: there every batch keeps its own transaction.
+        let take = 1;
+        if (!this.pg) {
+          for (let rows = this.queue[0]!.rows.length; take < this.queue.length && rows + this.queue[take]!.rows.length <= GROUP_ROWS; take++) {
+            rows += this.queue[take]!.rows.length;
+          }
+        }
+        const group = this.queue.splice(0, take);
+        if (this.pg) {
+          // Not awaited: the next batch starts on another pooled connection.
+          this.commit(group).catch((err) => group[0]!.reject(err));
+          continue;
+        }
+        try {
+          await this.commit(group);
+        } catch (err) {
+          // One failed batch must not fail the others it was grouped with: each alone again.
+          if (group.length === 1) group[0]!.reject(err);
+          else for (const p of group) await this.commit([p]).catch((e) => p.reject(e));
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** SQLite 3.51 unpacks a parameter into JSONB once (jsonb_each); older versions reparse text per column. */
+  private each(): Promise<string> {
+    this.sqliteEach ??= this.db.raw('SELECT sqlite_version() AS v').then((r: Array<{ v: string }>) => {
+      const [major, minor] = r[0]!.v.split('.').map(Number) as [number, number];
+      return major > 3 || (major === 3 && minor >= 51) ? 'jsonb_each' : 'json_each';
+    });
+    return this.sqliteEach;
+  }
+
+  /** Stores a group of batches in one transaction and answers each with its own inserted ids. */
+  private async commit(group: Pending[]): Promise<void> {
+    const pg = this.pg;
+    const sql = pg ? PG_INSERT : sqliteInsert(await this.each());
+    // A key repeated across batches of the group belongs to the first that sent it (the
+    // others count it as a duplicate, as they would one commit later).
+    const owner = new Map<string, number>();
+    const chunks: string[] = [];
+    let parts: string[] = [];
+    group.forEach((p, g) => {
+      for (let i = 0; i < p.rows.length; i++) {
+        const key = `${p.tenantId}\u0000${p.rows[i]!.id}`;
+        if (!owner.has(key)) owner.set(key, g);
+        parts.push(p.json[i]!);
+        if (parts.length === CHUNK) {
+          chunks.push(`[${parts.join(',')}]`);
+          parts = [];
+        }
+      }
+    });
+    if (parts.length) chunks.push(`[${parts.join(',')}]`);
+    const inserted = group.map(() => new Set<string>());
+    // Counts per tenant and kind, one stats row each.
+    const stats = new Map<string, { tenantId: string; type: EventType; accepted: number; duplicates: number; rejected: number; batches: number }>();
+    await this.db.transaction(async (trx) => {
+      for (const chunk of chunks) {
+        const res = await trx.raw(sql, [chunk]);
+        for (const o of (pg ? res.rows : res) as Array<{ tenant_id: string; id: string }>) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!]!.add(o.id);
+      }
+      group.forEach((p, g) => {
+        const key = `${p.tenantId}\u0000${p.type}`;
+        let s = stats.get(key);
+        if (!s) stats.set(key, (s = { tenantId: p.tenantId, type: p.type, accepted: 0, duplicates: 0, rejected: 0, batches: 0 }));
+        s.accepted += inserted[g]!.size;
+        s.duplicates += p.rows.length - inserted[g]!.size + p.duplicatesInBatch;
+        s.rejected += p.rejected;
+        s.batches++;
+      });
+      const now = nowIso();
+      const binds = [...stats.values()].flatMap((s) => [s.tenantId, s.type, s.accepted, s.duplicates, s.rejected, s.batches, now]);
+      await trx.raw(STATS_UPSERT(stats.size), binds);
+    });
+    // Answered on the next turn of the event loop: the drain loop first hands the next group
+    // to the database, so that the callers' own work (recording, answering) runs alongside it.
+    setImmediate(() => group.forEach((p, g) => p.resolve(inserted[g]!)));
   }
 
   /** Newest first, one tenant; the cursor continues after the last event of the previous page. */
   async list(f: EventFilter): Promise<{ rows: Array<Record<(typeof READ_COLUMNS)[number], unknown> & { ts: string; id: string }>; next_cursor: string | null }> {
-    const q = this.db('telemetry_events')
+    const q = this.events(Boolean(f.trace_id))
       .select(...READ_COLUMNS)
       .where('tenant_id', f.tenantId)
       .orderBy([{ column: 'ts', order: 'desc' }, { column: 'id', order: 'desc' }]);
     if (f.type) q.where('type', f.type);
     if (f.since) q.where('ts', '>=', f.since);
     if (f.until) q.where('ts', '<', f.until);
-    if (f.trace_id) q.where('trace_id', f.trace_id);
+    if (f.trace_id) this.whereTrace(q, f.trace_id);
     if (f.model) q.where('model', f.model);
     if (f.kernel) q.where('kernel', f.kernel);
     if (f.status) q.where('status', f.status);
@@ -139,11 +287,23 @@ export class EventStore {
 
   /** Every span of one trace of one tenant, oldest first (bounded). */
   async trace(tenantId: string, traceId: string, max: number) {
-    return this.db('telemetry_events')
-      .select(...READ_COLUMNS)
-      .where({ tenant_id: tenantId, trace_id: traceId })
+    return this.whereTrace(this.events(true).select(...READ_COLUMNS).where({ tenant_id: tenantId }), traceId)
       .orderBy([{ column: 'ts', order: 'asc' }, { column: 'id', order: 'asc' }])
       .limit(max + 1);
+  }
+
+  /**
+   * The events table; for a trace lookup on SQLite, through the trace index by name: without
+   * statistics SQLite would rather walk the (tenant, ts) index for the order of the rows.
+   */
+  private events(byTrace: boolean): Knex.QueryBuilder {
+    return byTrace && !this.pg ? this.db.from(this.db.raw('?? INDEXED BY ??', ['telemetry_events', 'telemetry_events_trace_key'])) : this.db('telemetry_events');
+  }
+
+  private whereTrace<Q extends Knex.QueryBuilder>(q: Q, traceId: string): Q {
+    q.where('trace_id', traceId);
+    if (!this.pg) q.whereRaw(`${TRACE_KEY} = ?`, [traceId.slice(0, 8)]);
+    return q;
   }
 
   /** Ingest counts per type for one tenant, or for every tenant (null). */
