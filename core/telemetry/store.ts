@@ -64,7 +64,9 @@ export const telemetryMigrations: Migration[] = [
 ];
 
 /** The SQLite trace index expression (a lookup names it to use the index). */
-const TRACE_KEY = 'substr(trace_id, 1, 8)';
+// The last 8 hex characters: 64-bit trace ids (Zipkin, Jaeger) are often padded to 128 bits
+// with leading zeros, so the first characters of many ids are the same.
+const TRACE_KEY = 'substr(trace_id, -8)';
 
 /** Rows per statement (a batch of up to telemetry.maxBatch takes one or a few). */
 const CHUNK = 5000;
@@ -302,7 +304,7 @@ export class EventStore {
 
   private whereTrace<Q extends Knex.QueryBuilder>(q: Q, traceId: string): Q {
     q.where('trace_id', traceId);
-    if (!this.pg) q.whereRaw(`${TRACE_KEY} = ?`, [traceId.slice(0, 8)]);
+    if (!this.pg) q.whereRaw(`${TRACE_KEY} = ?`, [traceId.slice(-8)]);
     return q;
   }
 
