@@ -63,7 +63,10 @@ export function routeHandler(route: RouteDef, services: Services, pipeline: Pipe
   return async (req: Request, res: Response, next: (err: unknown) => void) => {
     try {
       const caller = await resolveCaller(route, req, services);
-      for (const hook of pipeline.before) await hook(req, res, route, caller);
+      for (const hook of pipeline.before) {
+        const pending = hook(req, res, route, caller);
+        if (pending) await pending;
+      }
       const issues: ValidationIssue[] = [];
       const params = parsePart(route.params, req.params, 'path', issues);
       const query = parsePart(route.query, { ...(req.query as object) }, 'query', issues);

@@ -84,6 +84,13 @@ export class Buckets {
     return this.connection !== null;
   }
 
+  /** When `key` is known to be over budget in this window, the window's end (epoch ms); else 0. */
+  blockedUntil(key: string, now: number): number {
+    const store = this.fallback && (!this.connected || this.client!.status !== 'ready') ? this.fallback : this;
+    const until = store.buckets.get(key)?.blockedUntil ?? 0;
+    return until > now ? until : 0;
+  }
+
   /** Takes one request from the budget of `key` (created with `limit` a window). */
   async take(key: string, limit: number): Promise<Take> {
     if (!this.fallback) return this.takeHere(key, limit);

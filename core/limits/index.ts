@@ -23,6 +23,8 @@ export const FALLBACK_PLAN = 'free';
 export class RateLimiter {
   private readonly buckets: Buckets;
   private readonly plans = new Map<string, { plan: Promise<string>; until: number }>();
+  /** The same plans once known, for the refusal that needs no waiting (see hook). */
+  private readonly knownPlans = new Map<string, { plan: string; until: number }>();
   private readonly windowSeconds: number;
 
   constructor(
@@ -49,8 +51,10 @@ export class RateLimiter {
     const now = Date.now();
     const hit = this.plans.get(tenantId);
     if (hit && hit.until > now) return hit.plan;
+    const until = now + this.config.limits.planCacheMs;
     const plan = this.lookup(tenantId).then((p) => (p && this.config.plans[p] ? p : FALLBACK_PLAN));
-    this.plans.set(tenantId, { plan, until: now + this.config.limits.planCacheMs });
+    void plan.then((p) => this.plans.get(tenantId)?.plan === plan && this.knownPlans.set(tenantId, { plan: p, until }), () => undefined);
+    this.plans.set(tenantId, { plan, until });
     plan.catch(() => this.plans.delete(tenantId));
     return plan;
   }
@@ -58,14 +62,19 @@ export class RateLimiter {
   /** A plan changed on this host: the new budget applies from the next request. */
   planChanged(tenantId: string): void {
     this.plans.delete(tenantId);
+    this.knownPlans.delete(tenantId);
+  }
+
+  private tenantKey(tenantId: string, plan: string): string {
+    // The plan and limit are part of the key, so a plan change starts a fresh budget at once.
+    return `t:${tenantId}:${plan}:${this.config.plans[plan].requestsPerMinute}`;
   }
 
   /** Takes one request from the caller's tenant budget. */
   async takeTenant(tenantId: string): Promise<{ take: Take; policy: string }> {
     const plan = await this.planOf(tenantId);
     const limit = this.config.plans[plan].requestsPerMinute;
-    // The plan and limit are part of the key, so a plan change starts a fresh budget at once.
-    return { take: await this.buckets.take(`t:${tenantId}:${plan}:${limit}`, limit), policy: plan };
+    return { take: await this.buckets.take(this.tenantKey(tenantId, plan), limit), policy: plan };
   }
 
   async takeAddress(address: string): Promise<{ take: Take; policy: string }> {
@@ -73,8 +82,22 @@ export class RateLimiter {
     return { take: await this.buckets.take(`a:${address}:${limit}`, limit), policy: 'address' };
   }
 
-  /** The pipeline hook: runs after authentication, before validation. */
-  readonly hook: BeforeHook = async (req: Request, res: Response, route: RouteDef, caller: Caller | null) => {
+  /**
+   * The pipeline hook: runs after authentication, before validation. A tenant already over
+   * budget in this window is refused at once, without a promise: that is most of what a
+   * flood of refused requests costs.
+   */
+  readonly hook: BeforeHook = (req: Request, res: Response, route: RouteDef, caller: Caller | null) => {
+    if (caller) {
+      const now = Date.now();
+      const known = this.knownPlans.get(caller.tenantId);
+      const until = known && known.until > now && this.config.plans[known.plan] ? this.buckets.blockedUntil(this.tenantKey(caller.tenantId, known.plan), now) : 0;
+      if (until) this.refuse(res, { allowed: false, limit: this.config.plans[known!.plan].requestsPerMinute, remaining: 0, resetAt: until }, known!.plan);
+    }
+    return this.take(req, res, route, caller);
+  };
+
+  private async take(req: Request, res: Response, route: RouteDef, caller: Caller | null): Promise<void> {
     let outcome: { take: Take; policy: string };
     try {
       if (caller) outcome = await this.takeTenant(caller.tenantId);
@@ -86,12 +109,15 @@ export class RateLimiter {
       return;
     }
     const { take, policy } = outcome;
+    if (!take.allowed) this.refuse(res, take, policy);
     setRateLimitHeaders(res, take, policy, this.windowSeconds);
-    if (!take.allowed) {
-      const wait = secondsUntil(take.resetAt);
-      throw new TooManyRequests(`Rate limit exceeded: ${take.limit} requests per ${this.windowSeconds} s (${policy}); retry in ${wait} s`, wait);
-    }
-  };
+  }
+
+  private refuse(res: Response, take: Take, policy: string): never {
+    setRateLimitHeaders(res, take, policy, this.windowSeconds);
+    const wait = secondsUntil(take.resetAt);
+    throw new TooManyRequests(`Rate limit exceeded: ${take.limit} requests per ${this.windowSeconds} s (${policy}); retry in ${wait} s`, wait);
+  }
 
   async close(): Promise<void> {
     await this.buckets.close();
