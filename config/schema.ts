@@ -259,6 +259,8 @@ export const configSchema = z.object({
       httpMetrics: z.boolean().default(true),
       /** Most events in one ingest batch (`{events: [...]}`); more answers 413. */
       maxBatch: z.number().int().min(1).max(10_000).default(1000),
+      /** SQLite: entries of the hot trace-index table that trigger their merge into the cold one. */
+      traceMergeAt: z.number().int().min(1).max(10_000_000).default(32_768),
       otlp: z
         .object({
           /** Base URL of an OTLP/HTTP collector (e.g. http://collector:4318); set = spans and metrics are exported. */

@@ -28,7 +28,7 @@ export interface TelemetryService {
 export function createTelemetry(config: Config, db: Db, pipeline: Pipeline, version: string): TelemetryService {
   const sdk = new Telemetry(config, version);
   if (config.telemetry.httpMetrics) pipeline.observers.push(httpObserver(sdk));
-  const store = new EventStore(db);
+  const store = new EventStore(db, { traceMergeAt: config.telemetry.traceMergeAt });
   const recorder = new EventRecorder(sdk);
   return {
     sdk,

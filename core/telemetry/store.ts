@@ -3,6 +3,7 @@ import { isPostgres, nowIso, type Db, type Migration } from '../db';
 import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
 import { decodeCursor, encodeCursor } from '../actions';
 import { Slices } from './slices';
+import { migrateSqliteTraceIndex, traceRowsClause, TraceIndexMerger, TRACE_KEY_SQL } from './trace-index';
 
 export const telemetryMigrations: Migration[] = [
   {
@@ -53,20 +54,21 @@ export const telemetryMigrations: Migration[] = [
   {
     // On SQLite the trace index takes random trace ids, so every commit rewrites pages all
     // over it; keyed on 8 hex characters of the id (entries half as big) a commit rewrites
-    // half as many pages. Lookups check the full id on the row.
+    // half as many pages. Lookups check the full id on the row. (005 replaces it.)
     name: '004_telemetry_trace_key',
     async up(db) {
       if (isPostgres(db)) return;
       await db.raw('DROP INDEX IF EXISTS telemetry_events_tenant_trace');
-      await db.raw(`CREATE INDEX telemetry_events_trace_key ON telemetry_events (tenant_id, ${TRACE_KEY})`);
+      await db.raw(`CREATE INDEX telemetry_events_trace_key ON telemetry_events (tenant_id, ${TRACE_KEY_SQL})`);
+    },
+  },
+  {
+    name: '005_telemetry_trace_hot_cold',
+    async up(db) {
+      if (!isPostgres(db)) await migrateSqliteTraceIndex(db);
     },
   },
 ];
-
-/** The SQLite trace index expression (a lookup names it to use the index). */
-// The last 8 hex characters: 64-bit trace ids (Zipkin, Jaeger) are often padded to 128 bits
-// with leading zeros, so the first characters of many ids are the same.
-const TRACE_KEY = 'substr(trace_id, -8)';
 
 /** Rows per statement (a batch of up to telemetry.maxBatch takes one or a few). */
 const CHUNK = 5000;
@@ -147,11 +149,14 @@ export interface IngestStats {
 export class EventStore {
   private readonly pg: boolean;
 
-  constructor(readonly db: Db) {
+  /** `traceMergeAt`: hot trace-index entries that trigger a merge on SQLite (see trace-index.ts). */
+  constructor(readonly db: Db, opts: { traceMergeAt: number }) {
     this.pg = isPostgres(db);
+    this.merger = new TraceIndexMerger(opts.traceMergeAt);
   }
 
   private readonly queue: Pending[] = [];
+  private readonly merger: TraceIndexMerger;
   private draining = false;
   private sqliteEach: Promise<string> | null = null;
 
@@ -242,10 +247,14 @@ export class EventStore {
     // Counts per tenant and kind, one stats row each.
     const stats = new Map<string, { tenantId: string; type: EventType; accepted: number; duplicates: number; rejected: number; batches: number }>();
     await this.db.transaction(async (trx) => {
+      let added = 0;
       for (const chunk of chunks) {
         const res = await trx.raw(sql, [chunk]);
-        for (const o of (pg ? res.rows : res) as Array<{ tenant_id: string; id: string }>) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!]!.add(o.id);
+        const rows = (pg ? res.rows : res) as Array<{ tenant_id: string; id: string }>;
+        added += rows.length;
+        for (const o of rows) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!]!.add(o.id);
       }
+      if (!pg) await this.merger.afterInsert(trx, added);
       group.forEach((p, g) => {
         const key = `${p.tenantId}\u0000${p.type}`;
         let s = stats.get(key);
@@ -258,6 +267,9 @@ export class EventStore {
       const now = nowIso();
       const binds = [...stats.values()].flatMap((s) => [s.tenantId, s.type, s.accepted, s.duplicates, s.rejected, s.batches, now]);
       await trx.raw(STATS_UPSERT(stats.size), binds);
+    }).catch((err) => {
+      this.merger.reset();
+      throw err;
     });
     // Answered on the next turn of the event loop: the drain loop first hands the next group
     // to the database, so that the callers' own work (recording, answering) runs alongside it.
@@ -266,7 +278,7 @@ export class EventStore {
 
   /** Newest first, one tenant; the cursor continues after the last event of the previous page. */
   async list(f: EventFilter): Promise<{ rows: Array<Record<(typeof READ_COLUMNS)[number], unknown> & { ts: string; id: string }>; next_cursor: string | null }> {
-    const q = this.events(Boolean(f.trace_id))
+    const q = this.db('telemetry_events')
       .select(...READ_COLUMNS)
       .where('tenant_id', f.tenantId)
       .orderBy([{ column: 'ts', order: 'desc' }, { column: 'id', order: 'desc' }]);
@@ -289,22 +301,14 @@ export class EventStore {
 
   /** Every span of one trace of one tenant, oldest first (bounded). */
   async trace(tenantId: string, traceId: string, max: number) {
-    return this.whereTrace(this.events(true).select(...READ_COLUMNS).where({ tenant_id: tenantId }), traceId)
+    return this.whereTrace(this.db('telemetry_events').select(...READ_COLUMNS).where({ tenant_id: tenantId }), traceId)
       .orderBy([{ column: 'ts', order: 'asc' }, { column: 'id', order: 'asc' }])
       .limit(max + 1);
   }
 
-  /**
-   * The events table; for a trace lookup on SQLite, through the trace index by name: without
-   * statistics SQLite would rather walk the (tenant, ts) index for the order of the rows.
-   */
-  private events(byTrace: boolean): Knex.QueryBuilder {
-    return byTrace && !this.pg ? this.db.from(this.db.raw('?? INDEXED BY ??', ['telemetry_events', 'telemetry_events_trace_key'])) : this.db('telemetry_events');
-  }
-
   private whereTrace<Q extends Knex.QueryBuilder>(q: Q, traceId: string): Q {
     q.where('trace_id', traceId);
-    if (!this.pg) q.whereRaw(`${TRACE_KEY} = ?`, [traceId.slice(-8)]);
+    if (!this.pg) q.whereRaw(...traceRowsClause(traceId));
     return q;
   }
 
@@ -342,7 +346,7 @@ export class EventStore {
         return Number(r.rows[0].n);
       }
       const r = await this.db.raw(
-        "SELECT SUM(pgsize) AS n FROM dbstat WHERE name = 'telemetry_events' OR name LIKE 'telemetry_events_%' OR name LIKE 'sqlite_autoindex_telemetry_events%'",
+        "SELECT SUM(pgsize) AS n FROM dbstat WHERE name = 'telemetry_events' OR name LIKE 'telemetry_events_%' OR name LIKE 'sqlite_autoindex_telemetry_events%' OR name LIKE 'telemetry_trace_%'",
       );
       return Number(r[0]?.n ?? 0);
     } catch {
