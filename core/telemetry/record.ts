@@ -1,6 +1,21 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Counter } from '@opentelemetry/api';
 import type { EventRow, EventType } from './events';
 import { DURATION_BUCKETS_S, type Telemetry } from './service';
+
+/** Counter additions of one batch, summed per counter and label set. */
+class Sums {
+  private readonly byCounter = new Map<Counter, Map<Attributes, number>>();
+
+  add(counter: Counter, attrs: Attributes, n: number): void {
+    let m = this.byCounter.get(counter);
+    if (!m) this.byCounter.set(counter, (m = new Map()));
+    m.set(attrs, (m.get(attrs) ?? 0) + n);
+  }
+
+  flush(): void {
+    for (const [counter, m] of this.byCounter) for (const [attrs, n] of m) counter.add(n, attrs);
+  }
+}
 
 /** A stored row with the validated event it came from. */
 export interface Stored {
@@ -13,7 +28,8 @@ const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048
 /**
  * Records accepted events through the OpenTelemetry SDK: GenAI metrics and spans for LLM
  * calls (semantic conventions gen_ai.*), counts for the other kinds, and ingest counts.
- * Attribute objects are cached per label set, so a batch of similar events reuses them.
+ * Histograms are keyed series (histograms.ts); counter attribute objects are cached per label
+ * set, so a batch of similar events reuses them.
  */
 export class EventRecorder {
   private readonly ingested;
@@ -29,29 +45,18 @@ export class EventRecorder {
 
   constructor(private readonly telemetry: Telemetry) {
     const m = telemetry.meter;
+    const h = telemetry.keyedHistograms;
     this.ingested = m.createCounter('telemetry.ingest.events', { description: 'Telemetry events received, by type and outcome (accepted, duplicate, rejected)' });
-    this.tokens = m.createHistogram('gen_ai.client.token.usage', {
-      description: 'Number of input and output tokens used (ingested LLM calls)',
-      unit: '{token}',
-      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-    });
-    this.opDuration = m.createHistogram('gen_ai.client.operation.duration', {
-      description: 'GenAI operation duration (ingested LLM calls)',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
-    });
+    this.tokens = h.create('gen_ai.client.token.usage', { description: 'Number of input and output tokens used (ingested LLM calls)', unit: '{token}', boundaries: TOKEN_BUCKETS });
+    this.opDuration = h.create('gen_ai.client.operation.duration', { description: 'GenAI operation duration (ingested LLM calls)', unit: 's', boundaries: DURATION_BUCKETS_S });
     this.cost = m.createCounter('gen_ai.client.cost', { description: 'Cost of ingested LLM calls in US dollars', unit: 'USD' });
     this.kernelTasks = m.createCounter('telemetry.kernel.tasks', { description: 'Ingested kernel task events, by kernel and status' });
-    this.kernelDuration = m.createHistogram('telemetry.kernel.task.duration', {
-      description: 'Duration of ingested kernel tasks',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
-    });
+    this.kernelDuration = h.create('telemetry.kernel.task.duration', { description: 'Duration of ingested kernel tasks', unit: 's', boundaries: DURATION_BUCKETS_S });
     this.decisions = m.createCounter('telemetry.policy.decisions', { description: 'Ingested policy decisions, by policy and decision' });
     this.outcomes = m.createCounter('telemetry.outcomes', { description: 'Ingested outcomes, by name and result' });
-    this.scores = m.createHistogram('telemetry.evaluation.score', {
+    this.scores = h.create('telemetry.evaluation.score', {
       description: 'Ingested evaluation scores, by metric',
-      advice: { explicitBucketBoundaries: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 2, 5, 10, 100] },
+      boundaries: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 2, 5, 10, 100],
     });
   }
 
@@ -73,14 +78,14 @@ export class EventRecorder {
 
   /** Metrics (always) and spans (when an exporter takes them) of newly stored events. */
   record(type: EventType, items: Stored[]): void {
-    // Costs are summed per label set over the batch: one counter add per model, not per event.
-    const costs = new Map<Attributes, number>();
-    for (const { row, event } of items) this.metrics(type, row, event, costs);
-    for (const [attrs, usd] of costs) this.cost.add(usd, attrs);
+    // Counters are summed per label set over the batch: one add per label set, not per event.
+    const sums = new Sums();
+    for (const { row, event } of items) this.metrics(type, row, event, sums);
+    sums.flush();
     if (this.telemetry.otlpEnabled) for (const { row, event } of items) this.span(type, row, event);
   }
 
-  private metrics(type: EventType, r: EventRow, event: Record<string, unknown>, costs: Map<Attributes, number>): void {
+  private metrics(type: EventType, r: EventRow, event: Record<string, unknown>, sums: Sums): void {
     const seconds = r.duration_ms === null ? null : r.duration_ms / 1000;
     switch (type) {
       case 'llm-call': {
@@ -92,30 +97,28 @@ export class EventRecorder {
           'gen_ai.request.model': e.request_model,
           ...(e.response_model ? { 'gen_ai.response.model': e.response_model } : {}),
         });
-        if (r.input_tokens !== null) this.tokens.record(r.input_tokens, this.attrs(`t|${base}|in`, () => ({ ...common(), 'gen_ai.token.type': 'input' })));
-        if (r.output_tokens !== null) this.tokens.record(r.output_tokens, this.attrs(`t|${base}|out`, () => ({ ...common(), 'gen_ai.token.type': 'output' })));
+        if (r.input_tokens !== null) this.tokens.record(`${base}|in`, () => ({ ...common(), 'gen_ai.token.type': 'input' }), r.input_tokens);
+        if (r.output_tokens !== null) this.tokens.record(`${base}|out`, () => ({ ...common(), 'gen_ai.token.type': 'output' }), r.output_tokens);
         const errorType = r.status === 'error' ? (e.error_type ?? '_OTHER') : '';
-        this.opDuration.record(seconds!, this.attrs(`d|${base}|${errorType}`, () => ({ ...common(), ...(errorType ? { 'error.type': errorType } : {}) })));
-        if (r.cost_usd) {
-          const a = this.attrs(`c|${base}`, common);
-          costs.set(a, (costs.get(a) ?? 0) + r.cost_usd);
-        }
+        this.opDuration.record(errorType ? `${base}|${errorType}` : base, () => ({ ...common(), ...(errorType ? { 'error.type': errorType } : {}) }), seconds!);
+        if (r.cost_usd) sums.add(this.cost, this.attrs(`c|${base}`, common), r.cost_usd);
         break;
       }
       case 'kernel': {
-        const a = this.attrs(`k|${r.kernel}|${r.status}`, () => ({ kernel: r.kernel!, status: r.status }));
-        this.kernelTasks.add(1, a);
-        if (seconds !== null) this.kernelDuration.record(seconds, a);
+        const key = `${r.kernel}|${r.status}`;
+        const make = () => ({ kernel: r.kernel!, status: r.status });
+        sums.add(this.kernelTasks, this.attrs(`k|${key}`, make), 1);
+        if (seconds !== null) this.kernelDuration.record(key, make, seconds);
         break;
       }
       case 'policy':
-        this.decisions.add(1, this.attrs(`p|${r.name}|${r.result}`, () => ({ policy: r.name, decision: r.result! })));
+        sums.add(this.decisions, this.attrs(`p|${r.name}|${r.result}`, () => ({ policy: r.name, decision: r.result! })), 1);
         break;
       case 'outcome':
-        this.outcomes.add(1, this.attrs(`o|${r.name}|${r.result}`, () => ({ name: r.name, result: r.result! })));
+        sums.add(this.outcomes, this.attrs(`o|${r.name}|${r.result}`, () => ({ name: r.name, result: r.result! })), 1);
         break;
       case 'evaluation':
-        this.scores.record(r.value!, this.attrs(`e|${r.name}`, () => ({ metric: r.name })));
+        this.scores.record(r.name, () => ({ metric: r.name }), r.value!);
         break;
     }
   }

@@ -9,6 +9,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type IdGenerator, type SpanPro
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Config } from '../config';
 import type { RequestRecord } from '../http/pipeline';
+import { KeyedHistograms } from './histograms';
 
 /** Bucket bounds (seconds) for request and operation durations. */
 export const DURATION_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -57,6 +58,8 @@ export class Telemetry {
   readonly meter: Meter;
   readonly tracer: Tracer;
   readonly otlpEnabled: boolean;
+  /** Histograms of ingested events (see histograms.ts), collected with the SDK's instruments. */
+  readonly keyedHistograms: KeyedHistograms;
   private readonly prometheus: PrometheusExporter;
   private readonly serializer = new PrometheusSerializer('', false, undefined, false, true);
   private readonly ids = new PresetIds();
@@ -64,7 +67,9 @@ export class Telemetry {
   constructor(config: Config, version: string) {
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.telemetry.serviceName, [ATTR_SERVICE_VERSION]: version });
     // "Serve it ourselves": no second HTTP server; /metrics/ is a route of the host.
-    this.prometheus = new PrometheusExporter({ preventServerStart: true });
+    this.keyedHistograms = new KeyedHistograms(resource, { name: 'platform-control', version });
+    const metricProducers = [this.keyedHistograms];
+    this.prometheus = new PrometheusExporter({ preventServerStart: true, metricProducers });
     const readers: IMetricReader[] = [this.prometheus];
     const spanProcessors: SpanProcessor[] = [];
     const endpoint = config.telemetry.otlp.endpoint?.replace(/\/+$/, '');
@@ -74,6 +79,7 @@ export class Telemetry {
         new PeriodicExportingMetricReader({
           exporter: new OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
           exportIntervalMillis: config.telemetry.otlp.exportIntervalMs,
+          metricProducers,
         }),
       );
       spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` }), { maxQueueSize: 8192, maxExportBatchSize: 512 }));
