@@ -59,6 +59,7 @@ export async function ingest(
   const ids: Array<string | null> = new Array(events.length).fill(null);
   const fresh: Stored[] = [];
   const seen = new Set<string>();
+  const given: string[] = [];
   let repeatedInBatch = 0;
   const slices = new Slices();
   for (let i = 0; i < events.length; i++) {
@@ -70,6 +71,8 @@ export async function ingest(
       rejected.push({ index: i, detail: issues });
       continue;
     }
+    // toRow fills the id in, in place: whether the client gave one is read first.
+    const givenId = parsed.value!.id !== undefined;
     const item = toRow(type, tenantId, parsed.value!, now);
     const row = item.row;
     ids[i] = row.id;
@@ -78,6 +81,7 @@ export async function ingest(
       continue;
     }
     seen.add(row.id);
+    if (givenId) given.push(row.id);
     fresh.push(item);
   }
   if (!fresh.length && !repeatedInBatch) {
@@ -85,7 +89,7 @@ export async function ingest(
     throw new Unprocessable(rejected.flatMap((r) => r.detail));
   }
 
-  const inserted = await store.insert(type, tenantId, fresh.map((f) => f.row), repeatedInBatch, rejected.length);
+  const inserted = await store.insert(type, tenantId, fresh.map((f) => f.row), repeatedInBatch, rejected.length, given);
   const stored = inserted.size === fresh.length ? fresh : fresh.filter((f) => inserted.has(f.row.id));
   const duplicates = fresh.length - stored.length + repeatedInBatch;
   recorder.counted(type, stored.length, duplicates, rejected.length);

@@ -3,7 +3,8 @@ import { isPostgres, nowIso, type Db, type Migration } from '../db';
 import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
 import { decodeCursor, encodeCursor } from '../actions';
 import { Slices } from './slices';
-import { migrateSqliteTraceIndex, traceRowsClause, TraceIndexMerger, TRACE_KEY_SQL } from './trace-index';
+import { SqliteWriter } from './sqlite-writer';
+import { migrateSqliteTraceIndex, traceRowsClause, TRACE_KEY_SQL } from './trace-index';
 
 export const telemetryMigrations: Migration[] = [
   {
@@ -70,17 +71,11 @@ export const telemetryMigrations: Migration[] = [
   },
 ];
 
-/** Rows per statement (a batch of up to telemetry.maxBatch takes one or a few). */
+/** Rows per statement on PostgreSQL (a batch of up to telemetry.maxBatch takes one or a few). */
 const CHUNK = 5000;
-/** Rows one group commit takes at most: a bound on the latency a queued batch adds. */
+/** Rows one SQLite group commit takes at most: a bound on the latency a queued batch adds. */
 const GROUP_ROWS = 5000;
 const COLS = ROW_COLUMNS.join(', ');
-const DATA_AT = ROW_COLUMNS.indexOf('data');
-// `data` travels as the JSON object itself (`->` gives its text back), the other columns as
-// values (`->>`). `WHERE true` keeps SQLite from reading ON CONFLICT as a join constraint.
-const sqliteInsert = (each: string) =>
-  `INSERT INTO telemetry_events (${COLS}) SELECT ${ROW_COLUMNS.map((_, i) => `value ${i === DATA_AT ? '->' : '->>'} ${i}`).join(', ')} FROM ${each}(?) WHERE true` +
-  ' ON CONFLICT (tenant_id, id) DO NOTHING RETURNING tenant_id, id';
 // json_populate_recordset turns the `data` object into its text for the text column.
 const PG_INSERT =
   `INSERT INTO telemetry_events (${COLS}) SELECT ${COLS} FROM json_populate_recordset(NULL::telemetry_events, ?::json)` +
@@ -117,6 +112,8 @@ interface Pending {
   rows: EventRow[];
   /** The rows as JSON array elements (built while the batch waits, not while it holds the connection). */
   json: string[];
+  /** Ids the client gave (the only ones that can already be stored). */
+  given: string[];
   duplicatesInBatch: number;
   rejected: number;
   resolve: (inserted: Set<string>) => void;
@@ -152,25 +149,25 @@ export class EventStore {
   /** `traceMergeAt`: hot trace-index entries that trigger a merge on SQLite (see trace-index.ts). */
   constructor(readonly db: Db, opts: { traceMergeAt: number }) {
     this.pg = isPostgres(db);
-    this.merger = new TraceIndexMerger(opts.traceMergeAt);
+    this.sqlite = this.pg ? null : new SqliteWriter(db, opts.traceMergeAt);
   }
 
   private readonly queue: Pending[] = [];
-  private readonly merger: TraceIndexMerger;
+  private readonly sqlite: SqliteWriter | null;
   private draining = false;
-  private sqliteEach: Promise<string> | null = null;
 
   /**
    * Stores the rows in one transaction, skipping ids already stored, and counts the batch;
-   * resolves only after the commit. Returns the ids actually inserted. The rows travel as
-   * one JSON parameter that the database unpacks itself (jsonb_each on SQLite,
+   * resolves only after the commit. Returns the ids actually inserted. `given`: the ids the
+   * client gave (the others were generated, so cannot be stored already). The rows travel as
+   * one JSON value that the database unpacks itself (jsonb_each on SQLite,
    * json_populate_recordset on PostgreSQL): thousands of bound values cost far more.
    *
    * Batches that arrive while a commit is under way are stored together in the next one (a
    * group commit): SQLite has one writer, and a commit costs about as much for many batches
    * as for one. Each batch is still answered only after the commit that holds it.
    */
-  async insert(type: EventType, tenantId: string, rows: EventRow[], duplicatesInBatch: number, rejected: number): Promise<Set<string>> {
+  async insert(type: EventType, tenantId: string, rows: EventRow[], duplicatesInBatch: number, rejected: number, given: string[]): Promise<Set<string>> {
     const json: string[] = new Array(rows.length);
     const slices = new Slices();
     for (let i = 0; i < rows.length; i++) {
@@ -178,7 +175,7 @@ export class EventStore {
       json[i] = rowJson(rows[i]!, this.pg);
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ type, tenantId, rows, json, duplicatesInBatch, rejected, resolve, reject });
+      this.queue.push({ type, tenantId, rows, json, given, duplicatesInBatch, rejected, resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -213,19 +210,18 @@ export class EventStore {
     }
   }
 
-  /** SQLite 3.51 unpacks a parameter into JSONB once (jsonb_each); older versions reparse text per column. */
-  private each(): Promise<string> {
-    this.sqliteEach ??= this.db.raw('SELECT sqlite_version() AS v').then((r: Array<{ v: string }>) => {
-      const [major, minor] = r[0]!.v.split('.').map(Number) as [number, number];
-      return major > 3 || (major === 3 && minor >= 51) ? 'jsonb_each' : 'json_each';
-    });
-    return this.sqliteEach;
-  }
-
   /** Stores a group of batches in one transaction and answers each with its own inserted ids. */
   private async commit(group: Pending[]): Promise<void> {
-    const pg = this.pg;
-    const sql = pg ? PG_INSERT : sqliteInsert(await this.each());
+    const inserted = this.sqlite
+      ? await this.sqlite.write(group.map((p) => ({ ...p, ids: p.rows.map((r) => r.id) })))
+      : await this.commitPg(group);
+    // Answered on the next turn of the event loop: the drain loop first hands the next group
+    // to the database, so that the callers' own work (recording, answering) runs alongside it.
+    setImmediate(() => group.forEach((p, g) => p.resolve(inserted[g]!)));
+  }
+
+  /** PostgreSQL: one transaction, the inserted ids from RETURNING. */
+  private async commitPg(group: Pending[]): Promise<Array<Set<string>>> {
     // A key repeated across batches of the group belongs to the first that sent it (the
     // others count it as a duplicate, as they would one commit later).
     const owner = new Map<string, number>();
@@ -247,14 +243,11 @@ export class EventStore {
     // Counts per tenant and kind, one stats row each.
     const stats = new Map<string, { tenantId: string; type: EventType; accepted: number; duplicates: number; rejected: number; batches: number }>();
     await this.db.transaction(async (trx) => {
-      let added = 0;
       for (const chunk of chunks) {
-        const res = await trx.raw(sql, [chunk]);
-        const rows = (pg ? res.rows : res) as Array<{ tenant_id: string; id: string }>;
-        added += rows.length;
+        const res = await trx.raw(PG_INSERT, [chunk]);
+        const rows = res.rows as Array<{ tenant_id: string; id: string }>;
         for (const o of rows) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!]!.add(o.id);
       }
-      if (!pg) await this.merger.afterInsert(trx, added);
       group.forEach((p, g) => {
         const key = `${p.tenantId}\u0000${p.type}`;
         let s = stats.get(key);
@@ -267,13 +260,8 @@ export class EventStore {
       const now = nowIso();
       const binds = [...stats.values()].flatMap((s) => [s.tenantId, s.type, s.accepted, s.duplicates, s.rejected, s.batches, now]);
       await trx.raw(STATS_UPSERT(stats.size), binds);
-    }).catch((err) => {
-      this.merger.reset();
-      throw err;
     });
-    // Answered on the next turn of the event loop: the drain loop first hands the next group
-    // to the database, so that the callers' own work (recording, answering) runs alongside it.
-    setImmediate(() => group.forEach((p, g) => p.resolve(inserted[g]!)));
+    return inserted;
   }
 
   /** Newest first, one tenant; the cursor continues after the last event of the previous page. */

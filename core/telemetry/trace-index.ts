@@ -60,20 +60,23 @@ export class TraceIndexMerger {
 
   constructor(private readonly mergeAt: number) {}
 
-  /** Call inside the ingest transaction after inserting `added` rows. */
-  async afterInsert(trx: Knex.Transaction, added: number): Promise<void> {
-    if (this.hot === null) {
-      const r = await trx.raw('SELECT count(*) AS n FROM telemetry_trace_hot');
-      this.hot = Number(r[0].n);
-    } else {
-      this.hot += added;
-    }
-    if (this.hot < this.mergeAt) return;
-    // The hot table is keyed (trace_key, seq): read in that order, the entries go into the
-    // cold table's pages one after the other.
-    await trx.raw('INSERT INTO telemetry_trace_cold SELECT trace_key, seq FROM telemetry_trace_hot ORDER BY trace_key, seq');
-    await trx.raw('DELETE FROM telemetry_trace_hot');
+  /** Reads the number of hot entries once; later commits keep it up to date. */
+  async count(query: (sql: string) => Promise<Array<{ n: number }>>): Promise<void> {
+    if (this.hot !== null) return;
+    const [row] = await query('SELECT count(*) AS n FROM telemetry_trace_hot');
+    this.hot = Number(row?.n ?? 0);
+  }
+
+  /**
+   * The statements to run in the ingest transaction after it inserts `added` rows: the
+   * merge when the hot table is due, else nothing. The hot table is keyed (trace_key, seq):
+   * read in that order, the entries go into the cold table's pages one after the other.
+   */
+  statements(added: number): string {
+    this.hot = (this.hot ?? 0) + added;
+    if (this.hot < this.mergeAt) return '';
     this.hot = 0;
+    return 'INSERT INTO telemetry_trace_cold SELECT trace_key, seq FROM telemetry_trace_hot ORDER BY trace_key, seq; DELETE FROM telemetry_trace_hot;';
   }
 
   /** The commit that counted or merged failed: count again from the table next time. */
