@@ -4,7 +4,7 @@ import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './even
 import { decodeCursor, encodeCursor } from '../actions';
 import { Slices } from './slices';
 import { SqliteWriter } from './sqlite-writer';
-import { migrateSqliteTraceIndex, traceRowsClause, TRACE_KEY_SQL } from './trace-index';
+import { migrateSqliteHotAppend, migrateSqliteTraceIndex, traceRowsClause, TRACE_KEY_SQL } from './trace-index';
 
 export const telemetryMigrations: Migration[] = [
   {
@@ -67,6 +67,12 @@ export const telemetryMigrations: Migration[] = [
     name: '005_telemetry_trace_hot_cold',
     async up(db) {
       if (!isPostgres(db)) await migrateSqliteTraceIndex(db);
+    },
+  },
+  {
+    name: '006_telemetry_trace_hot_append',
+    async up(db) {
+      if (!isPostgres(db)) await migrateSqliteHotAppend(db);
     },
   },
 ];

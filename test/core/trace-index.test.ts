@@ -88,4 +88,29 @@ describe('SQLite trace index (hot and cold tables)', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('migration 006 keeps the hot entries, now in insertion order, and the triggers work on them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-trace-idx-'));
+    const db = knexFactory({ client: 'sqlite3', connection: { filename: path.join(dir, 'db.sqlite') }, useNullAsDefault: true });
+    try {
+      await migrate(db, [{ owner: 'core', migrations: telemetryMigrations.filter((m) => m.name < '006') }]);
+      const traceId = hex(16);
+      const insert = (id: string) =>
+        db.raw("INSERT INTO telemetry_events (tenant_id, id, type, trace_id, span_id, ts, status, name, data) VALUES ('acme', ?, 'llm-call', ?, ?, '2026-01-01T00:00:00.000Z', 'ok', 'chat', '{}')", [id, traceId, hex(8)]);
+      for (const id of ['h-0', 'h-1', 'h-2']) await insert(id);
+      expect(await count(db, 'telemetry_trace_hot')).to.equal(3);
+      await migrate(db, [{ owner: 'core', migrations: telemetryMigrations }]);
+      const hot = await db('telemetry_trace_hot').select('seq', 'trace_key');
+      expect(hot.map((r: { trace_key: string }) => r.trace_key)).to.deep.equal(Array(3).fill(traceId.slice(-8)));
+      await insert('h-3');
+      const store = new EventStore(db, { traceMergeAt: 1000 });
+      expect(await store.trace('acme', traceId, 10)).to.have.length(4);
+      await db('telemetry_events').where({ id: 'h-1' }).delete();
+      expect(await count(db, 'telemetry_trace_hot')).to.equal(3);
+      expect((await store.trace('acme', traceId, 10)).map((r: { id: string }) => r.id).sort()).to.deep.equal(['h-0', 'h-2', 'h-3']);
+    } finally {
+      await db.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
