@@ -150,13 +150,18 @@ const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 /** A time-ordered UUID (version 7): generated ids land at the end of the dedupe index. */
 export function uuidv7(ms = Date.now()): string {
-  const t = ms.toString(16).padStart(12, '0');
-  const r = Buffer.from(randomBytes(10));
-  r[0] = (r[0]! & 0x0f) | 0x70;
-  r[2] = (r[2]! & 0x3f) | 0x80;
-  const h = r.toString('hex');
-  return `${t.slice(0, 8)}-${t.slice(8, 12)}-${h.slice(0, 4)}-${h.slice(4, 8)}-${h.slice(8, 20)}`;
+  if (ms !== lastMs) {
+    const t = ms.toString(16).padStart(12, '0');
+    lastMs = ms;
+    timePart = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
+  }
+  // 76 random bits: 3 hex digits after the version, 2 bits under the variant, 62 after.
+  const h = randomHex(10);
+  return `${timePart}${h.slice(1, 4)}-${VARIANT[parseInt(h[4]!, 16) & 3]}${h.slice(5, 8)}-${h.slice(8, 20)}`;
 }
+let lastMs = -1;
+let timePart = '';
+const VARIANT = ['8', '9', 'a', 'b'];
 
 /**
  * Turns a validated event into its row: fills in the id, trace and span ids (an event

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
 import { migrate } from '../../core/db';
 import { EventStore, telemetryMigrations, type EventRow } from '../../core/telemetry';
+import { uuidv7 } from '../../core/telemetry/events';
 import { startHost, type TestHost } from '../helpers/host';
 import { llm, telemetryPlugins } from '../helpers/telemetry';
 
@@ -59,6 +60,17 @@ describe('ingest group commit', () => {
       expect(JSON.parse(byId.get(r.body.ids[0])!.data).attributes.note).to.equal(note);
       expect(byId.get(r.body.ids[1])!.model).to.equal("it's-a-model");
     });
+  });
+
+  it('generates ids as RFC 9562 version 7 UUIDs that carry their time and do not repeat', () => {
+    const ms = Date.UTC(2026, 10, 23, 12, 0, 0, 123);
+    const ids = Array.from({ length: 20_000 }, (_, i) => uuidv7(ms + (i >> 10)));
+    for (const id of ids.slice(0, 2000)) expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(ids[0]!.replace('-', '').slice(0, 12), 16)).to.equal(ms);
+    expect(parseInt(ids[19_999]!.replace('-', '').slice(0, 12), 16)).to.equal(ms + 19);
+    expect(new Set(ids).size).to.equal(ids.length);
+    // Every variant digit shows up: its two bits are random.
+    expect(new Set(ids.map((id) => id[19])).size).to.equal(4);
   });
 
   describe('in the store', () => {
