@@ -17,7 +17,7 @@ function requestContext(services: Services, pipeline: Pipeline) {
   const logRequests = services.log.isLevelEnabled('info');
   const observers = pipeline.observers;
   return (req: Request, res: Response) => {
-    const start = process.hrtime.bigint();
+    const start = performance.now();
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     res.setHeader('X-Request-Id', id);
@@ -25,7 +25,7 @@ function requestContext(services: Services, pipeline: Pipeline) {
     if (services.lifecycle.state === 'stopping') res.setHeader('Connection', 'close');
     if (!logRequests && observers.length === 0) return;
     res.on('finish', () => {
-      const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
+      const durationMs = performance.now() - start;
       const route = (res.locals.route as string | undefined) ?? null;
       if (logRequests) {
         services.log.info(
