@@ -169,7 +169,7 @@ export class Host {
     }
 
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes));
-    this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, app);
+    this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, IncomingMessage: app.IncomingMessage, ServerResponse: app.ServerResponse }, app);
     this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets ?? []), this.services);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);

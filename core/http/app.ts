@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { safeUrl } from '../logger';
 import type { RouteDef } from '../plugin';
@@ -17,7 +17,7 @@ function requestContext(services: Services, pipeline: Pipeline) {
   const logRequests = services.log.isLevelEnabled('info');
   const observers = pipeline.observers;
   return (req: Request, res: Response) => {
-    const start = process.hrtime.bigint();
+    const start = performance.now();
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     res.setHeader('X-Request-Id', id);
@@ -25,7 +25,7 @@ function requestContext(services: Services, pipeline: Pipeline) {
     if (services.lifecycle.state === 'stopping') res.setHeader('Connection', 'close');
     if (!logRequests && observers.length === 0) return;
     res.on('finish', () => {
-      const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
+      const durationMs = performance.now() - start;
       const route = (res.locals.route as string | undefined) ?? null;
       if (logRequests) {
         services.log.info(
@@ -44,14 +44,31 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** The request listener, with the request and response classes the server should make. */
+export interface AppListener {
+  (req: IncomingMessage, res: ServerResponse): void;
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+}
+
 /**
  * The request listener of the HTTP server. Express supplies the request and response
  * objects handlers know (req.query, req.ip, res.status, ...) and the body parsers; route
  * lookup is ours (core/http/routes.ts), and a request passes no Express middleware layers:
  * its router, with a layer per route, was the costliest part of a cheap request.
+ *
+ * Express gives node's request and response objects its prototypes on every request
+ * (Object.setPrototypeOf), which changes their hidden class and slows every later property
+ * access on them. The returned listener carries classes whose prototypes are Express's:
+ * a server made with them (createServer's IncomingMessage / ServerResponse options) gets
+ * objects that are Express's from the start.
  */
-export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[]): (req: IncomingMessage, res: ServerResponse) => void {
+export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[]): AppListener {
   const app = express();
+  class ApiRequest extends IncomingMessage {}
+  class ApiResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  Object.setPrototypeOf(ApiRequest.prototype, app.request);
+  Object.setPrototypeOf(ApiResponse.prototype, app.response);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
@@ -101,14 +118,15 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
     });
   };
 
-  return (incoming, outgoing) => {
+  const listener = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     // What express's app.handle does before its router runs.
     const req = incoming as Request;
     const res = outgoing as Response;
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, app.request);
-    Object.setPrototypeOf(res, app.response);
+    // A server not made with the classes above (see AppListener) still works, more slowly.
+    if (!(incoming instanceof ApiRequest)) Object.setPrototypeOf(req, app.request);
+    if (!(outgoing instanceof ApiResponse)) Object.setPrototypeOf(res, app.response);
     res.locals = Object.create(null) as Record<string, unknown>;
     req.originalUrl = req.url;
     try {
@@ -117,4 +135,5 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
       onError(err, req, res);
     }
   };
+  return Object.assign(listener, { IncomingMessage: ApiRequest, ServerResponse: ApiResponse as typeof ServerResponse });
 }

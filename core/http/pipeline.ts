@@ -69,12 +69,25 @@ export function routeHandler(route: RouteDef, services: Services, pipeline: Pipe
       }
       const issues: ValidationIssue[] = [];
       const params = parsePart(route.params, req.params, 'path', issues);
-      const query = parsePart(route.query, { ...(req.query as object) }, 'query', issues);
+      // Express parses the query string at every read of req.query; a route that declares
+      // no query has nothing to validate, so it is parsed only if the handler reads it.
+      let queryRead = route.query !== undefined;
+      let query = queryRead ? parsePart(route.query, { ...(req.query as object) }, 'query', issues) : undefined;
       const body = parsePart(route.body, req.body === undefined ? {} : req.body, 'body', issues);
       if (issues.length) throw new Unprocessable(issues);
       const result = await route.handler({
         params: params as never,
-        query: query as never,
+        get query() {
+          if (!queryRead) {
+            queryRead = true;
+            query = { ...(req.query as object) };
+          }
+          return query as never;
+        },
+        set query(value: never) {
+          queryRead = true;
+          query = value;
+        },
         body: body as never,
         caller,
         services,

@@ -72,7 +72,9 @@ export class RateLimiter {
 
   /** Takes one request from the caller's tenant budget. */
   async takeTenant(tenantId: string): Promise<{ take: Take; policy: string }> {
-    const plan = await this.planOf(tenantId);
+    // A plan known and still fresh is used without waiting on its promise.
+    const known = this.knownPlans.get(tenantId);
+    const plan = known && known.until > Date.now() && this.config.plans[known.plan] ? known.plan : await this.planOf(tenantId);
     const limit = this.config.plans[plan].requestsPerMinute;
     return { take: await this.buckets.take(this.tenantKey(tenantId, plan), limit), policy: plan };
   }

@@ -2,6 +2,7 @@ import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import CircuitBreaker from 'opossum';
 import type { Config } from '../config';
 import type { KernelManifest } from '../../kernels/sdk';
+import type { CancelSignal } from './cancel';
 import type { MeshNode } from './node';
 import type { BreakerState, Health, KernelState, NodeState } from './types';
 
@@ -74,7 +75,7 @@ export class Kernel {
   }
 
   /** Waits up to `ms` for an eligible node (a node resumed, capacity freed). */
-  async waitForNode(ms: number, signal?: AbortSignal): Promise<MeshNode | null> {
+  async waitForNode(ms: number, signal?: CancelSignal): Promise<MeshNode | null> {
     const deadline = Date.now() + ms;
     for (;;) {
       const node = this.pick();
@@ -97,6 +98,7 @@ export class Kernel {
 
   /** Wakes tasks waiting for a node. */
   notify(): void {
+    if (this.waiters.size === 0) return;
     for (const w of [...this.waiters]) w();
   }
 

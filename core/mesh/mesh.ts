@@ -9,6 +9,7 @@ import type { ComponentHealth } from '../health';
 import type { Logger } from '../logger';
 import type { Caller } from '../roles';
 import type { NodeControl, TaskResult } from '../../kernels/sdk';
+import type { CancelSignal } from './cancel';
 import { discoverKernels } from './discovery';
 import { combine, nodeHealth } from './health';
 import { Kernel, NotCounted } from './kernel';
@@ -23,7 +24,8 @@ export type { ActionActor } from './types';
 const DEFAULT_KERNEL_DIR = path.resolve(__dirname, '..', '..', 'kernels');
 
 export interface RunOptions {
-  signal?: AbortSignal;
+  /** Cancels the task (an AbortSignal, or a Cancel: see cancel.ts). */
+  signal?: CancelSignal;
   timeoutMs?: number;
   caller?: Caller | null;
 }

@@ -1,6 +1,7 @@
 import type { RecordableHistogram } from 'node:perf_hooks';
 import Piscina from 'piscina';
 import { STRESS_CELLS, type Heartbeat, type NodeControl, type TaskEnvelope, type TaskResult, type WorkerConfig } from '../../kernels/sdk';
+import { Cancel, type CancelSignal } from './cancel';
 import type { DrainStatus, Health, NodeState, NodeView, ThreadView, Timing } from './types';
 
 export interface NodeOptions {
@@ -83,7 +84,7 @@ export class MeshNode {
   threadStarts = 0;
   threadExits = 0;
   /** Aborts every running task when the pool is destroyed by force. */
-  private readonly running = new Set<AbortController>();
+  private readonly running = new Set<Cancel>();
   /** Run/wait times of the pools this node had before (Piscina histograms die with the pool). */
   private lastTiming: { run: Timing; wait: Timing } | null = null;
 
@@ -180,17 +181,17 @@ export class MeshNode {
     return this.inFlight / this.threads;
   }
 
-  /** Runs one task on this node's pool; the result carries the thread id and run time. */
   /**
-   * Runs a task on the pool. It is aborted when `signal` aborts, when `timeoutMs` passes
-   * (then `timedOut()` is true), or when the node is drained by force. One controller and
-   * one timer per task: AbortSignal.any and AbortSignal.timeout cost several times the
-   * whole dispatch of a small task (weak references and finalizers on every call).
+   * Runs a task on the pool; the result carries the thread id and run time. It is aborted
+   * when `signal` aborts, when `timeoutMs` passes (then `timedOut()` is true), or when the
+   * node is drained by force. One cancel switch (see cancel.ts) and one timer per task:
+   * AbortSignal.any and AbortSignal.timeout cost several times the whole dispatch of a
+   * small task (weak references and finalizers on every call).
    */
-  async run(task: string, input: unknown, signal?: AbortSignal, timeoutMs?: number, timedOut?: () => void): Promise<TaskResult> {
+  async run(task: string, input: unknown, signal?: CancelSignal, timeoutMs?: number, timedOut?: () => void): Promise<TaskResult> {
     const pool = this.pool;
     if (!pool) throw new Error('node has no threads');
-    const own = new AbortController();
+    const own = new Cancel();
     if (signal?.aborted) own.abort(signal.reason);
     const follow = () => own.abort(signal!.reason);
     signal?.addEventListener('abort', follow, { once: true });
@@ -202,7 +203,7 @@ export class MeshNode {
     const env: TaskEnvelope = { input, control: this.control };
     this.inFlight++;
     try {
-      return (await pool.run(env, { name: task, signal: own.signal })) as TaskResult;
+      return (await pool.run(env, { name: task, signal: own })) as TaskResult;
     } finally {
       this.inFlight--;
       this.running.delete(own);

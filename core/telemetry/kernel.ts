@@ -1,4 +1,5 @@
 import type { Attributes, ObservableResult } from '@opentelemetry/api';
+import type { KeyedHistogram } from './histograms';
 import { DURATION_BUCKETS_S, type Telemetry } from './service';
 
 /** What the mesh reports when the metrics are read: one entry per node or kernel. */
@@ -7,24 +8,37 @@ export interface KernelSnapshot {
   breakers: Array<{ kernel: string; state: 'closed' | 'open' | 'half_open' }>;
 }
 
+/** Task series before new label sets share one overflow series (the SDK's default limit). */
+const TASK_SERIES_LIMIT = 2000;
+
+/** The label set of one (kernel, node, task, outcome) and its count so far. */
+interface TaskTally {
+  attributes: Attributes;
+  count: number;
+}
+
 /**
  * The host's own kernel telemetry: the mesh calls `taskFinished` for every task and adds a
  * snapshot source for the gauges (queue depth, node states, breaker states), which are read
  * only when metrics are collected.
+ *
+ * Task counts and durations are kept per label set under a string key: the SDK's synchronous
+ * instruments hash their attributes object on every call, which cost more than the rest of
+ * the bookkeeping of a small task. Counts are reported through an observable counter (a
+ * monotonic sum, as before), durations through the keyed histograms the readers collect.
  */
 export class KernelMetrics {
   private readonly sources: Array<() => KernelSnapshot> = [];
-  private readonly tasks;
-  private readonly duration;
+  private readonly tallies = new Map<string, TaskTally>();
+  private readonly duration: KeyedHistogram;
 
   constructor(telemetry: Telemetry) {
     const m = telemetry.meter;
-    this.tasks = m.createCounter('kernel.tasks', { description: 'Kernel tasks finished, by kernel, node, task and outcome' });
-    this.duration = m.createHistogram('kernel.task.duration', {
-      description: 'Kernel task duration',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
+    const tasks = m.createObservableCounter('kernel.tasks', { description: 'Kernel tasks finished, by kernel, node, task and outcome' });
+    tasks.addCallback((r) => {
+      for (const t of this.tallies.values()) r.observe(t.count, t.attributes);
     });
+    this.duration = telemetry.keyedHistograms.create('kernel.task.duration', { description: 'Kernel task duration', unit: 's', boundaries: DURATION_BUCKETS_S });
     const queue = m.createObservableGauge('kernel.queue.depth', { description: 'Tasks waiting in a node queue' });
     const inFlight = m.createObservableGauge('kernel.tasks.in_flight', { description: 'Tasks running on a node' });
     const nodeState = m.createObservableGauge('kernel.node.state', { description: '1 for the state a node is in' });
@@ -45,9 +59,20 @@ export class KernelMetrics {
   }
 
   taskFinished(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number): void {
-    const attrs = { kernel: t.kernel, node: t.node, task: t.task, outcome: t.outcome };
-    this.tasks.add(1, attrs);
-    this.duration.record(durationMs / 1000, attrs);
+    const key = `${t.kernel}\u0000${t.node}\u0000${t.task}\u0000${t.outcome}`;
+    let tally = this.tallies.get(key);
+    if (!tally) {
+      const overflow = this.tallies.size >= TASK_SERIES_LIMIT;
+      const k = overflow ? '\u0000overflow' : key;
+      tally = this.tallies.get(k);
+      if (!tally) {
+        tally = { attributes: overflow ? { 'otel.metric.overflow': true } : { kernel: t.kernel, node: t.node, task: t.task, outcome: t.outcome }, count: 0 };
+        this.tallies.set(k, tally);
+      }
+    }
+    tally.count++;
+    const attributes = tally.attributes;
+    this.duration.record(key, () => attributes, durationMs / 1000);
   }
 
   addSource(source: () => KernelSnapshot): void {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
+import { type Meter, type Tracer } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -119,27 +119,20 @@ export class Telemetry {
 /**
  * Records HTTP request count and latency by route and status, and rate-limit rejections,
  * from the pipeline's observers: one histogram record per request (its `_count` is the
- * request count), no auto-instrumentation, which costs far more.
+ * request count), no auto-instrumentation, which costs far more. The histogram is a keyed
+ * one (see histograms.ts): the SDK's Histogram.record hashes its attributes on every call.
  */
 export function httpObserver(telemetry: Telemetry): (r: RequestRecord) => void {
-  const duration = telemetry.meter.createHistogram('http.server.request.duration', {
+  const duration = telemetry.keyedHistograms.create('http.server.request.duration', {
     description: 'Duration of HTTP server requests',
     unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
+    boundaries: DURATION_BUCKETS_S,
   });
   const limited = telemetry.meter.createCounter('http.server.rate_limited', { description: 'Requests refused by the rate limiter (429)' });
-  // One attribute object per (method, route, status), so the SDK sees the same object again.
-  const cache = new Map<string, Attributes>();
+  // Unmatched paths share one label value, so the series stay bounded by the routes.
   return (r) => {
     const route = r.route ?? 'unmatched';
-    const key = `${r.method} ${route} ${r.status}`;
-    let attrs = cache.get(key);
-    if (!attrs) {
-      attrs = { 'http.request.method': r.method, 'http.route': route, 'http.response.status_code': r.status };
-      // Unmatched paths share one label value, so the cache stays bounded by the routes.
-      if (cache.size < 5000) cache.set(key, attrs);
-    }
-    duration.record(r.durationMs / 1000, attrs);
+    duration.record(`${r.method} ${route} ${r.status}`, () => ({ 'http.request.method': r.method, 'http.route': route, 'http.response.status_code': r.status }), r.durationMs / 1000);
     if (r.status === 429) limited.add(1, { 'http.route': route });
   };
 }

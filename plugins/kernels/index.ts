@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../core/actions';
 import { invalid } from '../../core/errors';
+import { Cancel } from '../../core/mesh/cancel';
 import { kernelId, kernelView, meshStats } from '../../core/mesh/schemas';
 import { definePlugin, route } from '../../core/plugin';
 
@@ -94,12 +95,12 @@ export default definePlugin({
       errors: [404, 422, 502, 503],
       handler: async ({ params, body, caller, services, res }) => {
         // A caller that goes away cancels its task.
-        const gone = new AbortController();
+        const gone = new Cancel();
         res.on('close', () => {
-          if (!res.writableFinished) gone.abort();
+          if (!res.writableFinished) gone.abort(new Error('the client closed the connection'));
         });
         const t0 = performance.now();
-        const output = await services.mesh.run(params.domain, params.task, body, { signal: gone.signal, caller });
+        const output = await services.mesh.run(params.domain, params.task, body, { signal: gone, caller });
         return { domain: params.domain, task: params.task, output, duration_ms: Math.round((performance.now() - t0) * 1000) / 1000 };
       },
     }),

@@ -14,6 +14,8 @@ export interface BenchContext {
 /** One figure (or a few) of the service; areas of the service add theirs to the list. */
 export interface Scenario {
   name: string;
+  /** Starts what it measures itself; needs no service from run.ts. */
+  selfContained?: boolean;
   run(ctx: BenchContext): Promise<Row[]>;
 }
 
@@ -59,6 +61,7 @@ export const scenarios: Scenario[] = [
   {
     // Starts its own services (a store to seed, with and without HTTP metrics).
     name: 'telemetry',
+    selfContained: true,
     run: () => telemetryRows(),
   },
   opsWorkflowsSlo,

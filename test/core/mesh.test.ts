@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import http from 'node:http';
 import type { Worker } from 'node:worker_threads';
 import type { TestHost } from '../helpers/host';
 import { openStream, sleep, startMeshHost, until } from './mesh-helpers';
@@ -87,6 +88,22 @@ describe('mesh: nodes, routing and control', () => {
     expect(node.pool!.threads.map((w) => w.threadId)).to.include(served.body.output.thread_id);
     const history = await t.host.services.actions.list({ limit: 10, target_id: 'probe-1' });
     expect(history.actions.map((a) => `${a.action}:${a.result}`)).to.deep.equal(['resume_node:succeeded', 'complete_drain:succeeded', 'complete_drain:refused', 'drain_node:succeeded']);
+  });
+
+  it('a client that closes its connection cancels its task at once', async () => {
+    const node = t.host.services.mesh.nodeOf('probe-1').node;
+    const before = node.tasksRun + node.tasksFailed;
+    const { token } = await t.userToken('member');
+    const req = http.request(`${t.url}/kernels/probe/tasks/wait`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ ms: 10_000 }));
+    await until(() => node.inFlight === 1, 2000, 'task in flight');
+    req.destroy();
+    await until(() => node.inFlight === 0, 2000, 'task aborted');
+    // Cancelled, not failed: it counts neither as run nor against the node's health.
+    expect(node.tasksRun + node.tasksFailed).to.equal(before + 1);
+    expect(node.tasksFailed).to.equal(0);
+    await until(() => node.eligible && node.liveThreads.size === 1, 5000, 'thread replaced');
   });
 
   it('a forced complete aborts the tasks in flight', async () => {
