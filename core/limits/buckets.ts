@@ -49,9 +49,8 @@ interface LimiterInternals {
  * incrementReservoir, compiled to a Babel async generator, is replaced by the same steps in
  * a native async function: the generator's objects outlive young-generation collections and
  * are promoted (~3 MB per scavenge under load), which made every scavenge take milliseconds
- * and showed in the tail of every request. With Redis, limiters
- * use bottleneck's ioredis clustering: the
- * reservoir lives in Redis and every host draws from the same one (one round trip a call).
+ * and showed in the tail of every request. With Redis, limiters use bottleneck's ioredis
+ * clustering: the reservoir lives in Redis and every host draws from the same one (one round trip a call).
  */
 export class Buckets {
   private readonly buckets = new Map<string, Bucket>();
