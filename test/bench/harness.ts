@@ -28,8 +28,8 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts a node script and waits until it prints `wait` on stdout. */
-export async function startProcess(script: string, env: Record<string, string>, wait = 'ready'): Promise<{ proc: ChildProcess; output: () => string }> {
-  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startProcess(script: string, env: Record<string, string>, wait = 'ready', nodeFlags: string[] = []): Promise<{ proc: ChildProcess; output: () => string }> {
+  const proc = spawn(process.execPath, [...nodeFlags, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += String(d)));
   proc.stderr!.on('data', (d) => (out += String(d)));
@@ -46,6 +46,9 @@ export async function startProcess(script: string, env: Record<string, string>, 
   });
   return { proc, output: () => out };
 }
+
+/** The service runs with the node flags `make run` gives it (see the Makefile). */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 /**
  * The real service on a fresh SQLite file; resolves with its URL and the admin password.
@@ -65,7 +68,7 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     ADMIN_PASSWORD: 'bench-admin-password',
     CONFIG_FILE: configFile,
     ...extraEnv,
-  }, 'listening on');
+  }, 'listening on', SERVICE_NODE_FLAGS);
   return { ...started, url: `http://127.0.0.1:${port}`, dataDir, adminEmail: 'admin@example.com', adminPassword: 'bench-admin-password' };
 }
 
