@@ -23,6 +23,8 @@ export interface GroupBatch {
   tenantId: string;
   ids: string[];
   json: string[];
+  /** The same rows joined and escaped for a string literal (sqlRows), made while the batch waited. */
+  text: string;
   /** Ids the client gave (the only ones that can already be stored). */
   given: string[];
   duplicatesInBatch: number;
@@ -41,13 +43,23 @@ const DATA_AT = ROW_COLUMNS.indexOf('data');
 const insertSql = (each: string, literal: string) =>
   `INSERT INTO telemetry_events (${COLS}) SELECT ${ROW_COLUMNS.map((_, i) => `value ${i === DATA_AT ? '->' : '->>'} ${i}`).join(', ')} FROM ${each}(${literal}) WHERE true` +
   ' ON CONFLICT (tenant_id, id) DO NOTHING;';
-const quote = (s: string) => `'${s.includes("'") ? s.replaceAll("'", "''") : s}'`;
+const escape = (s: string) => (s.includes("'") ? s.replaceAll("'", "''") : s);
+const quote = (s: string) => `'${escape(s)}'`;
+
+/**
+ * A batch's rows joined for the script, escaped for a string literal. The store makes it
+ * when the batch arrives, so that a commit only strings batches together: what the main
+ * thread does between two commits, the connection waits for.
+ */
+export const sqlRows = (json: string[]): string => escape(json.join(','));
 
 /** One (tenant, type) of a group: one insert statement and one counts row. */
 interface Part {
   tenantId: string;
   type: EventType;
-  json: string[];
+  /** Escaped JSON rows, joined by commas within each piece. */
+  pieces: string[];
+  rows: number;
   duplicates: number;
   rejected: number;
   batches: number;
@@ -71,37 +83,46 @@ export class SqliteWriter {
       const stored = await alreadyStored(conn, group);
       const inserted = group.map(() => new Set<string>());
       const parts = new Map<string, Part>();
-      // A key repeated across batches of the group belongs to the first that sent it (the
-      // others count it as a duplicate, as they would one commit later).
+      // A client-given id repeated across batches of the group belongs to the first that
+      // sent it (the others count it as a duplicate, as they would one commit later).
+      // Generated ids are new: a batch without given ids goes in whole.
       const claimed = new Set<string>();
       let added = 0;
       group.forEach((b, g) => {
         const at = `${b.tenantId}\u0000${b.type}`;
         let part = parts.get(at);
-        if (!part) parts.set(at, (part = { tenantId: b.tenantId, type: b.type, json: [], duplicates: 0, rejected: 0, batches: 0 }));
+        if (!part) parts.set(at, (part = { tenantId: b.tenantId, type: b.type, pieces: [], rows: 0, duplicates: 0, rejected: 0, batches: 0 }));
         part.batches++;
         part.rejected += b.rejected;
         part.duplicates += b.duplicatesInBatch;
-        const mayRepeat = group.length > 1 || stored.size > 0;
-        for (let i = 0; i < b.ids.length; i++) {
-          if (mayRepeat) {
-            const key = `${b.tenantId}\u0000${b.ids[i]}`;
-            if (stored.has(key) || claimed.has(key)) {
-              part.duplicates++;
-              continue;
+        if (!b.given.length) {
+          for (const id of b.ids) inserted[g]!.add(id);
+          if (b.ids.length) part.pieces.push(b.text);
+        } else {
+          const given = new Set(b.given);
+          const kept: string[] = [];
+          for (let i = 0; i < b.ids.length; i++) {
+            if (given.has(b.ids[i]!)) {
+              const key = `${b.tenantId}\u0000${b.ids[i]}`;
+              if (stored.has(key) || claimed.has(key)) {
+                part.duplicates++;
+                continue;
+              }
+              claimed.add(key);
             }
-            claimed.add(key);
+            inserted[g]!.add(b.ids[i]!);
+            kept.push(b.json[i]!);
           }
-          inserted[g]!.add(b.ids[i]!);
-          part.json.push(b.json[i]!);
+          if (kept.length) part.pieces.push(sqlRows(kept));
         }
+        part.rows += inserted[g]!.size;
         added += inserted[g]!.size;
       });
       const now = quote(nowIso());
       let script = 'BEGIN IMMEDIATE;';
       for (const p of parts.values()) {
-        const n = p.json.length;
-        if (n) script += insertSql(this.each, quote(`[${p.json.join(',')}]`));
+        const n = p.rows;
+        if (n) script += insertSql(this.each, `'[${p.pieces.join(',')}]'`);
         // changes(): what the insert just before really added (0 without one).
         const accepted = n ? 'changes()' : '0';
         script += `INSERT INTO telemetry_ingest_stats (tenant_id, type, accepted, duplicates, rejected, batches, last_ingest_at)

@@ -3,7 +3,7 @@ import { isPostgres, nowIso, type Db, type Migration } from '../db';
 import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
 import { decodeCursor, encodeCursor } from '../actions';
 import { Slices } from './slices';
-import { SqliteWriter } from './sqlite-writer';
+import { SqliteWriter, sqlRows } from './sqlite-writer';
 import { migrateSqliteHotAppend, migrateSqliteTraceIndex, traceRowsClause, TRACE_KEY_SQL } from './trace-index';
 
 export const telemetryMigrations: Migration[] = [
@@ -118,6 +118,8 @@ interface Pending {
   rows: EventRow[];
   /** The rows as JSON array elements (built while the batch waits, not while it holds the connection). */
   json: string[];
+  /** SQLite: the rows joined and escaped for the commit script (see sqlRows). */
+  text: string;
   /** Ids the client gave (the only ones that can already be stored). */
   given: string[];
   duplicatesInBatch: number;
@@ -180,8 +182,9 @@ export class EventStore {
       if ((i & 31) === 31 && slices.due()) await slices.pause();
       json[i] = rowJson(rows[i]!, this.pg);
     }
+    const text = this.pg ? '' : sqlRows(json);
     return new Promise((resolve, reject) => {
-      this.queue.push({ type, tenantId, rows, json, given, duplicatesInBatch, rejected, resolve, reject });
+      this.queue.push({ type, tenantId, rows, json, text, given, duplicatesInBatch, rejected, resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
