@@ -26,9 +26,23 @@ function hrTime(): HrTime {
   return [s, Math.round((ms - s * 1000) * 1e6)];
 }
 
-/** Series per histogram before new label sets go to one overflow series (the SDK's default). */
+/** Series per instrument before new label sets go to one overflow series (the SDK's default). */
 const CARDINALITY_LIMIT = 2000;
 const OVERFLOW: Attributes = { 'otel.metric.overflow': true };
+
+/**
+ * The series of `key` in `series`, made with `make(attributes)` the first time; past the
+ * cardinality limit new keys share one series labelled `otel.metric.overflow`.
+ */
+export function seriesOf<T>(series: Map<string, T>, key: string, attributes: () => Attributes, make: (attributes: Attributes) => T): T {
+  let s = series.get(key);
+  if (s) return s;
+  const overflow = series.size >= CARDINALITY_LIMIT;
+  const k = overflow ? '\u0000overflow' : key;
+  s = series.get(k);
+  if (!s) series.set(k, (s = make(overflow ? OVERFLOW : attributes())));
+  return s;
+}
 
 interface Series {
   attributes: Attributes;
@@ -52,16 +66,7 @@ export class KeyedHistogram {
 
   /** Records a value in the series of `key`; `attributes` makes its label set the first time. */
   record(key: string, attributes: () => Attributes, value: number): void {
-    let s = this.series.get(key);
-    if (!s) {
-      const overflow = this.series.size >= CARDINALITY_LIMIT;
-      const k = overflow ? '\u0000overflow' : key;
-      s = this.series.get(k);
-      if (!s) {
-        s = { attributes: overflow ? OVERFLOW : attributes(), counts: new Array(this.boundaries.length + 1).fill(0), count: 0, sum: 0, min: Infinity, max: -Infinity };
-        this.series.set(k, s);
-      }
-    }
+    const s = seriesOf(this.series, key, attributes, (a) => ({ attributes: a, counts: new Array(this.boundaries.length + 1).fill(0), count: 0, sum: 0, min: Infinity, max: -Infinity }));
     // Boundaries are inclusive upper bounds: the first one >= value takes it.
     const b = this.boundaries;
     let lo = 0;

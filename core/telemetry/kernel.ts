@@ -1,5 +1,5 @@
 import type { Attributes, ObservableResult } from '@opentelemetry/api';
-import type { KeyedHistogram } from './histograms';
+import { seriesOf, type KeyedHistogram } from './histograms';
 import { DURATION_BUCKETS_S, type Telemetry } from './service';
 
 /** What the mesh reports when the metrics are read: one entry per node or kernel. */
@@ -7,9 +7,6 @@ export interface KernelSnapshot {
   nodes: Array<{ kernel: string; node: string; state: string; queueDepth: number; inFlight: number }>;
   breakers: Array<{ kernel: string; state: 'closed' | 'open' | 'half_open' }>;
 }
-
-/** Task series before new label sets share one overflow series (the SDK's default limit). */
-const TASK_SERIES_LIMIT = 2000;
 
 /** The label set of one (kernel, node, task, outcome) and its count so far. */
 interface TaskTally {
@@ -60,16 +57,7 @@ export class KernelMetrics {
 
   taskFinished(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number): void {
     const key = `${t.kernel}\u0000${t.node}\u0000${t.task}\u0000${t.outcome}`;
-    let tally = this.tallies.get(key);
-    if (!tally) {
-      const overflow = this.tallies.size >= TASK_SERIES_LIMIT;
-      const k = overflow ? '\u0000overflow' : key;
-      tally = this.tallies.get(k);
-      if (!tally) {
-        tally = { attributes: overflow ? { 'otel.metric.overflow': true } : { kernel: t.kernel, node: t.node, task: t.task, outcome: t.outcome }, count: 0 };
-        this.tallies.set(k, tally);
-      }
-    }
+    const tally = seriesOf(this.tallies, key, () => ({ kernel: t.kernel, node: t.node, task: t.task, outcome: t.outcome }), (attributes) => ({ attributes, count: 0 }));
     tally.count++;
     const attributes = tally.attributes;
     this.duration.record(key, () => attributes, durationMs / 1000);
