@@ -270,6 +270,23 @@ export const configSchema = z.object({
         .prefault({}),
     })
     .prefault({}),
+  /** Inbound webhooks (plugin leads): POST /webhooks/scheduler. */
+  webhooks: z
+    .object({
+      /** HMAC-SHA256 secret shared with the scheduling tool; unset answers 503 NOT_CONFIGURED. */
+      schedulerSecret: z.string().min(16, 'at least 16 characters').optional(),
+      /** How far a signed timestamp may be from our clock. */
+      toleranceSeconds: z.number().int().min(1).max(3600).default(300),
+    })
+    .prefault({}),
+  /** The public contact form (plugin leads). */
+  contact: z
+    .object({
+      /** Submissions accepted per client address in an hour. */
+      perAddressPerHour: z.number().int().min(1).max(10_000).default(5),
+      maxMessageChars: z.number().int().min(100).max(100_000).default(5000),
+    })
+    .prefault({}),
 });
 
 // free, pro and enterprise always exist; config can change them or add plans.

@@ -27,6 +27,7 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['LLM_API_KEY', ['mesh', 'settings', 'llm', 'api_key'], 'string'],
   ['LLM_MODEL', ['mesh', 'settings', 'llm', 'model'], 'string'],
   ['OTEL_EXPORTER_OTLP_ENDPOINT', ['telemetry', 'otlp', 'endpoint'], 'string'],
+  ['WEBHOOK_SCHEDULER_SECRET', ['webhooks', 'schedulerSecret'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

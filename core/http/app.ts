@@ -74,7 +74,8 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
   app.set('trust proxy', 'loopback');
   const context = requestContext(services, pipeline);
   const limit = services.config.server.bodyLimit;
-  const json = express.json({ limit, type: ['application/json', 'application/*+json'] });
+  // rawBody: the text as sent, for routes that verify a signature over it (inbound webhooks).
+  const json = express.json({ limit, type: ['application/json', 'application/*+json'], verify: (req, _res, buf) => ((req as unknown as { rawBody?: string }).rawBody = buf.toString('utf8')) });
   const form = express.urlencoded({ limit, extended: false, parameterLimit: 100 });
   const table = new RouteTable(routes);
   const handlers = new Map(

@@ -58,6 +58,8 @@ export function readJson(req: Request, limit: number, done: (err?: unknown) => v
   };
   const onEnd = () => {
     const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+    // The text as sent, for routes that verify a signature over it (inbound webhooks).
+    (req as Request & { rawBody?: string }).rawBody = text;
     if (text.length === 0) {
       req.body = {};
       return finish();

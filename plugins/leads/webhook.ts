@@ -1,0 +1,72 @@
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import { Conflict, HttpError, invalid, Unauthorized } from '../../core/errors';
+import type { Db } from '../../core/db';
+import { upsertLead } from './store';
+
+// The scheduling tool signs `<timestamp>.<raw body>` with HMAC-SHA256 and the shared secret
+// (the scheme of Stripe and Cal.com-style tools): headers X-Scheduler-Timestamp (epoch
+// seconds), X-Scheduler-Signature (`sha256=<hex>`), X-Scheduler-Delivery (unique id).
+export const HEADERS = { timestamp: 'x-scheduler-timestamp', signature: 'x-scheduler-signature', delivery: 'x-scheduler-delivery' } as const;
+
+export function sign(secret: string, timestamp: string, raw: string): string {
+  return 'sha256=' + crypto.createHmac('sha256', secret).update(`${timestamp}.${raw}`).digest('hex');
+}
+
+/** 401 unless the signature is the secret's over this body and the timestamp is within tolerance. */
+export function verify(secret: string, headers: Record<string, string | string[] | undefined>, raw: string | undefined, nowMs: number, toleranceSeconds: number): void {
+  const ts = String(headers[HEADERS.timestamp] ?? '');
+  const sig = String(headers[HEADERS.signature] ?? '');
+  if (!/^\d{1,12}$/.test(ts)) throw new Unauthorized('missing or malformed X-Scheduler-Timestamp');
+  if (Math.abs(nowMs / 1000 - Number(ts)) > toleranceSeconds) throw new Unauthorized(`the signed timestamp is more than ${toleranceSeconds} s from the server's clock`);
+  if (raw === undefined) throw new HttpError(415, 'the webhook body must be JSON');
+  const want = Buffer.from(sign(secret, ts, raw));
+  const got = Buffer.from(sig);
+  if (got.length !== want.length || !crypto.timingSafeEqual(got, want)) throw new Unauthorized('the signature does not match the body');
+}
+
+const booking = z.object({
+  email: z.email().max(254),
+  name: z.string().trim().max(200).optional(),
+  company: z.string().trim().max(200).optional(),
+  start_time: z.iso.datetime({ offset: true }),
+});
+
+export const schedulerPayload = z.discriminatedUnion('event', [
+  z.object({ event: z.literal('booking.created'), data: booking }),
+  z.object({ event: z.literal('booking.rescheduled'), data: booking }),
+  z.object({ event: z.literal('booking.cancelled'), data: booking.pick({ email: true }) }),
+]);
+export type SchedulerPayload = z.output<typeof schedulerPayload>;
+
+export const deliveryId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, 'letters, digits and . _ : -, at most 200');
+
+/**
+ * Records the delivery (its id is the replay guard: a second delivery of one id is 409 and
+ * changes nothing) and applies its action to the lead of the address, in one transaction.
+ */
+export async function apply(db: Db, id: string, p: SchedulerPayload, now: string): Promise<{ action: string; lead_id: string }> {
+  const action = p.event === 'booking.cancelled' ? 'cancel_demo' : 'book_demo';
+  try {
+    return await db.transaction(async (trx) => {
+      await trx('webhook_deliveries').insert({ id, source: 'scheduler', event: p.event, action, lead_id: null, received_at: now });
+      const lead =
+        p.event === 'booking.cancelled'
+          ? await cancel(trx, p.data.email, now)
+          : await upsertLead(trx, { email: p.data.email, name: p.data.name, company: p.data.company, source: 'scheduler', stage: 'demo_booked', demo_at: new Date(p.data.start_time).toISOString() }, now);
+      await trx('webhook_deliveries').where({ id }).update({ lead_id: lead.id });
+      return { action, lead_id: lead.id };
+    });
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    if (/unique|duplicate|constraint/i.test((err as Error).message)) throw new Conflict(`delivery ${id} was already received`);
+    throw err;
+  }
+}
+
+async function cancel(db: Db, email: string, now: string) {
+  const found = await db('leads').where({ email: email.toLowerCase() }).first();
+  if (!found) throw invalid(['body', 'data', 'email'], 'no lead has a demo booked with this address');
+  await db('leads').where({ id: found.id }).update({ stage: 'demo_cancelled', demo_at: null, updated_at: now });
+  return { id: found.id as string };
+}
