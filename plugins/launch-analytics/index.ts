@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { invalid, Unavailable } from '../../core/errors';
+import { definePlugin, route } from '../../core/plugin';
+import type { Services } from '../../core/services';
+import { countMigrations, RequestCounter } from './counts';
+import { activeTenants, BUCKET_MS, bucketStarts, figures, keyOf, zero, type Bucket } from './figures';
+
+const counters = new WeakMap<Services, RequestCounter>();
+const counterOf = (s: Services) => {
+  const c = counters.get(s);
+  if (!c) throw new Unavailable('launch analytics is not started');
+  return c;
+};
+
+const windowQuery = z.object({
+  since: z.iso.datetime().optional().describe('Start (default: 30 days before until)'),
+  until: z.iso.datetime().optional().describe('End, exclusive (default: now)'),
+});
+const figuresSchema = z.object({ signups: z.number().int(), users: z.number().int(), activations: z.number().int(), active_tenants: z.number().int(), requests: z.number().int(), request_errors: z.number().int(), tasks: z.number().int(), task_errors: z.number().int() });
+const method = z.object({ method: z.string(), window: z.object({ since: z.string(), until: z.string() }), inputs: z.array(z.string()) });
+const INPUTS = ['tenants.created_at', 'users.created_at', 'task_outcomes (ok, tenant_id, at)', 'actions (tenant_id, created_at)', 'launch_request_counts (requests and 5xx by hour, counted by this plugin since it was loaded)'];
+
+function windowOf(q: { since?: string; until?: string }, bucket: Bucket | null) {
+  const until = q.until ? new Date(q.until) : new Date();
+  const since = q.since ? new Date(q.since) : new Date(until.getTime() - 30 * 86_400_000);
+  if (since >= until) throw invalid(['query', 'since'], 'since must be before until');
+  if (bucket && (until.getTime() - since.getTime()) / BUCKET_MS[bucket] > 1000) throw invalid(['query', 'bucket'], 'at most 1000 buckets: widen the bucket or narrow the window');
+  return { since: since.toISOString(), until: until.toISOString(), sinceDate: since, untilDate: until };
+}
+
+export default definePlugin({
+  id: 'launch-analytics',
+  prefix: '/analytics/launch',
+  services: ['db', 'pipeline', 'log'],
+  migrations: countMigrations,
+  start(services) {
+    const c = new RequestCounter(services.db, services.log);
+    services.pipeline.observers.push(c.observe);
+    c.start();
+    counters.set(services, c);
+  },
+  async stop(services) {
+    const c = counters.get(services);
+    if (!c) return;
+    const i = services.pipeline.observers.indexOf(c.observe);
+    if (i >= 0) services.pipeline.observers.splice(i, 1);
+    await c.stop();
+    counters.delete(services);
+  },
+  routes: [
+    route({
+      method: 'get',
+      path: '/summary',
+      summary: 'Launch figures over a window: sign-ups, users, activations (first successful task), active tenants, requests, tasks and errors',
+      access: 'admin',
+      query: windowQuery,
+      response: z.object({ totals: figuresSchema, activation_rate: z.number().nullable() }).extend(method.shape),
+      errors: [422],
+      handler: async ({ query, services }) => {
+        const w = windowOf(query, null);
+        await counterOf(services).flush();
+        const byDay = await figures(services.db, w.since, w.until, 'day');
+        const totals = zero();
+        for (const f of byDay.values()) for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += f[k];
+        totals.active_tenants = await activeTenants(services.db, w.since, w.until);
+        return {
+          totals,
+          // Of the tenants that signed up in the window, how many ran a successful task (in it).
+          activation_rate: totals.signups ? Math.round((Math.min(totals.activations, totals.signups) / totals.signups) * 10_000) / 10_000 : null,
+          method: 'counts of stored records in [since, until); active tenants counted distinct over the whole window; activation = a tenant\'s first successful task',
+          window: { since: w.since, until: w.until },
+          inputs: INPUTS,
+        };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/timeseries',
+      summary: 'The launch figures by day or hour',
+      access: 'admin',
+      query: windowQuery.extend({ bucket: z.enum(['hour', 'day']).default('day') }),
+      response: z.object({ bucket: z.enum(['hour', 'day']), series: z.array(figuresSchema.extend({ start: z.string() })) }).extend(method.shape),
+      errors: [422],
+      handler: async ({ query, services }) => {
+        const w = windowOf(query, query.bucket);
+        await counterOf(services).flush();
+        const byKey = await figures(services.db, w.since, w.until, query.bucket);
+        const series = bucketStarts(w.sinceDate, w.untilDate, query.bucket).map((start) => ({ start, ...(byKey.get(keyOf(start, query.bucket)) ?? zero()) }));
+        return {
+          bucket: query.bucket,
+          series,
+          method: `counts of stored records grouped by ${query.bucket} (UTC); requests are counted by the hour`,
+          window: { since: w.since, until: w.until },
+          inputs: INPUTS,
+        };
+      },
+    }),
+  ],
+});
