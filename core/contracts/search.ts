@@ -1,3 +1,5 @@
+import { createServiceRef } from '../plugin';
+
 /**
  * The platform's full-text search index (plugin `search`). Other plugins add, update and
  * remove their objects here so that GET /search/ finds them; the search plugin itself
@@ -47,3 +49,5 @@ export interface SearchIndex {
   /** The engine answering: `sqlite-fts5` or `postgresql-tsvector`. */
   readonly engine: string;
 }
+
+export const searchIndexRef = createServiceRef<SearchIndex>('search.index');

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { invalid } from '../../core/errors';
 import { bearerOf, callSelf, selfUrl } from '../../core/http/loopback';
 import { VERSION } from '../../core/meta';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { buildAsyncApi, validateAsyncApi } from './asyncapi';
 import { actionEvent, catalogue } from './cloudevents';
@@ -17,14 +18,15 @@ const empty = z.object({}).strict().optional();
 export default definePlugin({
   id: 'interop',
   prefix: '/interop',
-  services: ['db', 'actions', 'mesh'],
+  deps: { db: core.db, actions: core.actions },
   migrations: interopMigrations,
-  routes: [
+  routes: (route) => [
     route({
       method: 'post',
       path: '/export/openapi3',
       summary: 'This service described as OpenAPI 3.0.3 (down-converted from its 3.1 document), validated by swagger-parser',
       access: 'viewer',
+      feature: 'interop',
       body: empty,
       response: z.object({ document: json, validation }),
       errors: [503],
@@ -40,6 +42,7 @@ export default definePlugin({
       path: '/validate/openapi3',
       summary: "Validate an OpenAPI (2.0, 3.0 or 3.1) document; the validator's own errors",
       access: 'viewer',
+      feature: 'interop',
       body: z.object({ document: json }),
       response: validation.extend({ version: z.string().nullable() }),
       handler: async ({ body }) => ({ ...(await validateOpenApi(body.document)), validator: '@apidevtools/swagger-parser' }),
@@ -50,6 +53,7 @@ export default definePlugin({
       summary: "Register an outside API's operations (HTTP method, URL, parameter, body and response schemas) for the tenant",
       description: 'The document must validate; a re-import under the same name replaces that API\'s operations. External $refs are not followed.',
       access: 'member',
+      feature: 'interop',
       body: z.object({ name: z.string().regex(/^[a-z][a-z0-9_-]{0,99}$/), base_url: z.url({ protocol: /^https?$/ }), document: json }),
       response: z.object({ name: z.string(), operations: z.array(z.object({ id: z.string(), operation_id: z.string(), method: z.string(), url: z.string(), summary: z.string().nullable(), schemas: json })) }),
       status: 201,
@@ -70,6 +74,7 @@ export default definePlugin({
       path: '/export/asyncapi',
       summary: 'AsyncAPI 3.0 description of the /ops/stream WebSocket (every message type with its schema), validated by @asyncapi/parser',
       access: 'viewer',
+      feature: 'interop',
       body: empty,
       response: z.object({ document: json, validation }),
       handler: async ({ req }) => {
@@ -83,6 +88,7 @@ export default definePlugin({
       path: '/export/cloudevents',
       summary: "The tenant's recorded events (control actions) as CloudEvents 1.0 in structured JSON, each validated by the cloudevents SDK, with the catalogue of event types",
       access: 'viewer',
+      feature: 'interop',
       body: z.object({ since: z.iso.datetime().optional(), until: z.iso.datetime().optional(), limit: z.number().int().min(1).max(1000).default(100), cursor: z.string().max(512).optional() }).default({ limit: 100 }),
       response: z.object({ specversion: z.literal('1.0'), types: z.array(z.object({ type: z.string(), stream_type: z.string(), description: z.string() })), events: z.array(json), next_cursor: z.string().nullable() }),
       errors: [422],
@@ -101,6 +107,7 @@ export default definePlugin({
       path: '/workflows/export',
       summary: `Workflow definitions in the versioned exchange format (${FORMAT} v1) and in the Serverless Workflow DSL`,
       access: 'viewer',
+      feature: 'interop',
       body: z.object({ workflow_ids: z.array(z.uuid()).min(1).max(100).optional() }).default({}),
       response: z.object({ format: z.literal(FORMAT), version: z.literal(1), exported_at: z.string(), workflows: z.array(portableWorkflow.extend({ id: z.string(), serverless_workflow: json })) }),
       errors: [404, 422, 503],
@@ -116,6 +123,7 @@ export default definePlugin({
       path: '/workflows/import',
       summary: `Create workflow definitions from a ${FORMAT} v1 document (as the export writes it)`,
       access: 'member',
+      feature: 'interop',
       body: workflowDocument,
       response: z.object({ imported: z.array(z.object({ id: z.string(), name: z.string() })) }),
       status: 201,

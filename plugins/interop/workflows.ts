@@ -45,7 +45,7 @@ const portable = (d: Definition): Portable => ({
 });
 
 function unreachable(status: number, body: unknown): Error {
-  if (status === 404) return new Unavailable('the workflows plugin is not loaded on this host');
+  if (status === 404) return new Unavailable('the workflows plugin is not loaded on this host', undefined, 'NOT_LOADED');
   const detail = body && typeof body === 'object' && 'detail' in body ? (body as { detail: unknown }).detail : body;
   return new HttpError(status >= 500 ? 503 : status, detail);
 }

@@ -1,6 +1,6 @@
 import type { Db, Migration } from '../../core/db';
 import type { Logger } from '../../core/logger';
-import type { RequestRecord } from '../../core/http/pipeline';
+import type { Pipeline, RequestRecord } from '../../core/http/pipeline';
 
 export const countMigrations: Migration[] = [
   {
@@ -28,6 +28,7 @@ export class RequestCounter {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly pipeline: Pipeline,
   ) {}
 
   observe = (r: RequestRecord): void => {
@@ -39,11 +40,14 @@ export class RequestCounter {
   };
 
   start(everyMs = 5000): void {
+    this.pipeline.observers.push(this.observe);
     this.timer = setInterval(() => void this.flush(), everyMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
+    const i = this.pipeline.observers.indexOf(this.observe);
+    if (i >= 0) this.pipeline.observers.splice(i, 1);
     if (this.timer) clearInterval(this.timer);
     await this.flush();
   }

@@ -1,16 +1,11 @@
 import { z } from 'zod';
-import { invalid, Unavailable } from '../../core/errors';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
+import { invalid } from '../../core/errors';
+import { createServiceRef, definePlugin, provide } from '../../core/plugin';
+import { core } from '../../core/services';
 import { countMigrations, RequestCounter } from './counts';
 import { activeTenants, BUCKET_MS, bucketStarts, figures, keyOf, zero, type Bucket } from './figures';
 
-const counters = new WeakMap<Services, RequestCounter>();
-const counterOf = (s: Services) => {
-  const c = counters.get(s);
-  if (!c) throw new Unavailable('launch analytics is not started');
-  return c;
-};
+const counterRef = createServiceRef<RequestCounter>('launch-analytics.request-counter');
 
 const windowQuery = z.object({
   since: z.iso.datetime().optional().describe('Start (default: 30 days before until)'),
@@ -31,23 +26,17 @@ function windowOf(q: { since?: string; until?: string }, bucket: Bucket | null) 
 export default definePlugin({
   id: 'launch-analytics',
   prefix: '/analytics/launch',
-  services: ['db', 'pipeline', 'log'],
+  deps: { db: core.db, counter: counterRef },
+  provides: [
+    provide(counterRef, {
+      deps: { db: core.db, log: core.log, pipeline: core.pipeline },
+      factory: ({ db, log, pipeline }) => new RequestCounter(db, log, pipeline),
+      start: (c) => c.start(),
+      stop: (c) => c.stop(),
+    }),
+  ],
   migrations: countMigrations,
-  start(services) {
-    const c = new RequestCounter(services.db, services.log);
-    services.pipeline.observers.push(c.observe);
-    c.start();
-    counters.set(services, c);
-  },
-  async stop(services) {
-    const c = counters.get(services);
-    if (!c) return;
-    const i = services.pipeline.observers.indexOf(c.observe);
-    if (i >= 0) services.pipeline.observers.splice(i, 1);
-    await c.stop();
-    counters.delete(services);
-  },
-  routes: [
+  routes: (route) => [
     route({
       method: 'get',
       path: '/summary',
@@ -58,7 +47,7 @@ export default definePlugin({
       errors: [422],
       handler: async ({ query, services }) => {
         const w = windowOf(query, null);
-        await counterOf(services).flush();
+        await services.counter.flush();
         const byDay = await figures(services.db, w.since, w.until, 'day');
         const totals = zero();
         for (const f of byDay.values()) for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += f[k];
@@ -83,7 +72,7 @@ export default definePlugin({
       errors: [422],
       handler: async ({ query, services }) => {
         const w = windowOf(query, query.bucket);
-        await counterOf(services).flush();
+        await services.counter.flush();
         const byKey = await figures(services.db, w.since, w.until, query.bucket);
         const series = bucketStarts(w.sinceDate, w.untilDate, query.bucket).map((start) => ({ start, ...(byKey.get(keyOf(start, query.bucket)) ?? zero()) }));
         return {

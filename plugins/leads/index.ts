@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { PLATFORM_TENANT } from '../../core/auth/store';
-import { Forbidden, invalid, TooManyRequests, Unavailable, Unprocessable } from '../../core/errors';
+import { Forbidden, invalid, NotConfigured, TooManyRequests, Unprocessable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import { deliveryId, HEADERS, apply, schedulerPayload, verify } from './webhook';
 import { leadMigrations, STAGES, upsertLead } from './store';
 
@@ -35,9 +36,9 @@ const lead = z.object({
 export default definePlugin({
   id: 'leads',
   prefix: '',
-  services: ['db', 'actions', 'config'],
+  deps: { db: core.db, actions: core.actions, config: core.config, clock: core.clock },
   migrations: leadMigrations,
-  routes: [
+  routes: (route) => [
     route({
       method: 'post',
       path: '/contact/submit',
@@ -52,7 +53,7 @@ export default definePlugin({
         const cfg = services.config.contact;
         if (body.message.length > cfg.maxMessageChars) throw invalid(['body', 'message'], `at most ${cfg.maxMessageChars} characters`);
         const address = (req.ip ?? req.socket.remoteAddress ?? 'unknown').slice(0, 64);
-        const now = new Date();
+        const now = services.clock.now();
         const since = new Date(now.getTime() - 3600_000).toISOString();
         const [{ n }] = await services.db('contact_submissions').where('address', address).andWhere('created_at', '>', since).count({ n: '*' });
         if (Number(n) >= cfg.perAddressPerHour) {
@@ -79,7 +80,7 @@ export default definePlugin({
       errors: [422],
       handler: async ({ query, caller, services }) => {
         // Leads are the platform operator's business, not a tenant's: only the platform tenant's admins see them.
-        if (caller!.tenantId !== PLATFORM_TENANT) throw new Forbidden('leads are visible to platform staff only');
+        if (caller!.tenantId !== PLATFORM_TENANT) throw new Forbidden('leads are visible to platform staff only', 'PLATFORM_STAFF_ONLY');
         const q = services.db('leads');
         if (query.stage) q.where('stage', query.stage);
         const { items, next_cursor } = await pageOf(q, query.limit, query.cursor);
@@ -98,13 +99,13 @@ export default definePlugin({
       errors: [401, 409, 503],
       handler: async ({ body, req, services }) => {
         const cfg = services.config.webhooks;
-        if (!cfg.schedulerSecret) throw new Unavailable('webhooks.schedulerSecret is not configured');
-        verify(cfg.schedulerSecret, req.headers, (req as unknown as { rawBody?: string }).rawBody, Date.now(), cfg.toleranceSeconds);
+        if (!cfg.schedulerSecret) throw new NotConfigured('webhooks.schedulerSecret (WEBHOOK_SCHEDULER_SECRET)', 'The scheduler webhook needs its shared secret');
+        verify(cfg.schedulerSecret, req.headers, (req as unknown as { rawBody?: string }).rawBody, services.clock.now().getTime(), cfg.toleranceSeconds);
         const id = deliveryId.safeParse(req.headers[HEADERS.delivery]);
         if (!id.success) throw invalid(['header', HEADERS.delivery], id.error.issues[0]!.message);
         const payload = schedulerPayload.safeParse(body);
         if (!payload.success) throw new Unprocessable(payload.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
-        const done = await apply(services.db, id.data, payload.data, new Date().toISOString());
+        const done = await apply(services.db, id.data, payload.data, services.clock.now().toISOString());
         await services.actions.record({ source: 'automated', actor: 'scheduler_webhook', action: done.action, target_type: 'lead', target_id: done.lead_id, cause: id.data, result: 'succeeded', detail: { event: payload.data.event }, tenant_id: PLATFORM_TENANT });
         return { delivery_id: id.data, event: payload.data.event, ...done };
       },

@@ -17,12 +17,12 @@ export function sign(secret: string, timestamp: string, raw: string): string {
 export function verify(secret: string, headers: Record<string, string | string[] | undefined>, raw: string | undefined, nowMs: number, toleranceSeconds: number): void {
   const ts = String(headers[HEADERS.timestamp] ?? '');
   const sig = String(headers[HEADERS.signature] ?? '');
-  if (!/^\d{1,12}$/.test(ts)) throw new Unauthorized('missing or malformed X-Scheduler-Timestamp');
-  if (Math.abs(nowMs / 1000 - Number(ts)) > toleranceSeconds) throw new Unauthorized(`the signed timestamp is more than ${toleranceSeconds} s from the server's clock`);
+  if (!/^\d{1,12}$/.test(ts)) throw new Unauthorized('missing or malformed X-Scheduler-Timestamp', 'BAD_SIGNATURE');
+  if (Math.abs(nowMs / 1000 - Number(ts)) > toleranceSeconds) throw new Unauthorized(`the signed timestamp is more than ${toleranceSeconds} s from the server's clock`, 'STALE_TIMESTAMP');
   if (raw === undefined) throw new HttpError(415, 'the webhook body must be JSON');
   const want = Buffer.from(sign(secret, ts, raw));
   const got = Buffer.from(sig);
-  if (got.length !== want.length || !crypto.timingSafeEqual(got, want)) throw new Unauthorized('the signature does not match the body');
+  if (got.length !== want.length || !crypto.timingSafeEqual(got, want)) throw new Unauthorized('the signature does not match the body', 'BAD_SIGNATURE');
 }
 
 const booking = z.object({
@@ -59,7 +59,7 @@ export async function apply(db: Db, id: string, p: SchedulerPayload, now: string
     });
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    if (/unique|duplicate|constraint/i.test((err as Error).message)) throw new Conflict(`delivery ${id} was already received`);
+    if (/unique|duplicate|constraint/i.test((err as Error).message)) throw new Conflict(`delivery ${id} was already received`, 'REPLAYED');
     throw err;
   }
 }

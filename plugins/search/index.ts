@@ -1,18 +1,9 @@
 import { z } from 'zod';
-import { invalid, Unavailable } from '../../core/errors';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
-import type { SearchIndex } from '../../core/contracts/search';
-import { feedIndex } from './feed';
+import { invalid } from '../../core/errors';
+import { definePlugin, provide } from '../../core/plugin';
+import { core } from '../../core/services';
+import { searchIndexRef } from '../../core/contracts/search';
 import { searchMigrations, SqlSearchIndex } from './store';
-
-const running = new WeakMap<Services, { index: SearchIndex; feed: ReturnType<typeof feedIndex> }>();
-
-export function indexOf(services: Services) {
-  const r = running.get(services);
-  if (!r) throw new Unavailable('The search index is not started');
-  return r;
-}
 
 const typeName = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/);
 
@@ -37,19 +28,17 @@ const hit = z.object({
 export default definePlugin({
   id: 'search',
   prefix: '',
-  services: ['db', 'events', 'mesh', 'log'],
+  deps: { index: searchIndexRef },
+  provides: [
+    provide(searchIndexRef, {
+      deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log },
+      factory: ({ db, events, mesh, log }) => new SqlSearchIndex(db, { events, mesh, log }),
+      start: (s) => (s as SqlSearchIndex).start(),
+      stop: (s) => (s as SqlSearchIndex).stop(),
+    }),
+  ],
   migrations: searchMigrations,
-  start(services) {
-    const index = new SqlSearchIndex(services.db);
-    running.set(services, { index, feed: feedIndex(index, services.events, services.mesh, services.log) });
-  },
-  async stop(services) {
-    const r = running.get(services);
-    r?.feed.stop();
-    await r?.feed.idle();
-    running.delete(services);
-  },
-  routes: [
+  routes: (route) => [
     route({
       method: 'get',
       path: '/search/',
@@ -63,7 +52,7 @@ export default definePlugin({
         types?.forEach((t, i) => {
           if (!typeName.safeParse(t).success) throw invalid(['query', 'types', i], `"${t}" is not a type name`);
         });
-        const { index } = indexOf(services);
+        const { index } = services;
         const offset = Number(query.cursor ?? 0);
         const { hits, total } = await index.search({ q: query.q, tenantId: caller!.tenantId, types, limit: query.limit, offset });
         const next = offset + hits.length < total ? String(offset + hits.length) : null;

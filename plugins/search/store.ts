@@ -1,5 +1,9 @@
 import type { Migration } from '../../core/db';
 import { isPostgres, type Db } from '../../core/db';
+import type { EventBus } from '../../core/events';
+import type { Logger } from '../../core/logger';
+import type { Mesh } from '../../core/mesh/mesh';
+import { feedIndex } from './feed';
 import type { SearchDocument, SearchHit, SearchIndex, SearchQuery } from '../../core/contracts/search';
 
 const MAX_BODY = 64 * 1024;
@@ -40,9 +44,23 @@ export function words(q: string): string[] {
 
 export class SqlSearchIndex implements SearchIndex {
   readonly engine: string;
+  private feed: { stop(): void; idle(): Promise<void> } | null = null;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly sources?: { events: EventBus; mesh: Mesh; log: Logger },
+  ) {
     this.engine = isPostgres(db) ? 'postgresql-tsvector' : 'sqlite-fts5';
+  }
+
+  /** Starts indexing what the bus announces (see feed.ts). */
+  start(): void {
+    if (this.sources) this.feed = feedIndex(this, this.sources.events, this.sources.mesh, this.sources.log);
+  }
+
+  async stop(): Promise<void> {
+    this.feed?.stop();
+    await this.feed?.idle();
   }
 
   async put(doc: SearchDocument): Promise<void> {

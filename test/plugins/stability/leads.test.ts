@@ -57,7 +57,9 @@ describe('contact form, demo leads and the scheduler webhook', () => {
     it('lists leads to platform admins only', async () => {
       expect((await t.request('GET', '/leads/demo', { token: null })).status).to.equal(401);
       expect((await t.request('GET', '/leads/demo', { token: operator })).status).to.equal(403);
-      expect((await t.request('GET', '/leads/demo', { token: acmeAdmin })).status).to.equal(403);
+      const other = await t.request('GET', '/leads/demo', { token: acmeAdmin });
+      expect(other.status).to.equal(403);
+      expect(other.body.code).to.equal('PLATFORM_STAFF_ONLY');
       expect((await t.request('GET', '/leads/demo?stage=lost')).status).to.equal(422);
     });
   });
@@ -73,6 +75,7 @@ describe('contact form, demo leads and the scheduler webhook', () => {
       expect(lead).to.include({ id: r.body.lead_id, stage: 'demo_booked', demo_at: '2030-01-02T15:00:00.000Z', source: 'scheduler' });
       const again = await deliver(booked, { id: 'delivery-1' });
       expect(again.status).to.equal(409);
+      expect(again.body.code).to.equal('REPLAYED');
       expect((await leadsList()).find((l) => l.email === 'grace@navy.test')!.submissions).to.equal(1);
       const cancelled = await deliver({ event: 'booking.cancelled', data: { email: 'grace@navy.test' } });
       expect(cancelled.status).to.equal(200);
@@ -83,9 +86,13 @@ describe('contact form, demo leads and the scheduler webhook', () => {
 
     it('answers 401 for a wrong secret, a changed body or a stale timestamp, and changes nothing', async () => {
       const before = await leadsList();
-      expect((await deliver(booked, { secret: 'another-secret-of-16' })).status).to.equal(401);
+      const wrong = await deliver(booked, { secret: 'another-secret-of-16' });
+      expect(wrong.status).to.equal(401);
+      expect(wrong.body.code).to.equal('BAD_SIGNATURE');
       expect((await deliver(booked, { sig: 'sha256=00' })).status).to.equal(401);
-      expect((await deliver(booked, { ts: Math.floor(Date.now() / 1000) - 301 })).status).to.equal(401);
+      const stale = await deliver(booked, { ts: Math.floor(Date.now() / 1000) - 301 });
+      expect(stale.status).to.equal(401);
+      expect(stale.body.code).to.equal('STALE_TIMESTAMP');
       const raw = JSON.stringify(booked);
       const ts = String(Math.floor(Date.now() / 1000));
       const tampered = await t.request('POST', '/webhooks/scheduler', { token: null, raw: raw.replace('Grace', 'Eve'), headers: { 'x-scheduler-timestamp': ts, 'x-scheduler-signature': sign(SECRET, ts, raw), 'x-scheduler-delivery': 'd-tampered' } });
@@ -102,6 +109,7 @@ describe('contact form, demo leads and the scheduler webhook', () => {
       try {
         const r = await deliver(booked);
         expect(r.status).to.equal(503);
+        expect(r.body.code).to.equal('NOT_CONFIGURED');
         expect(r.body.detail).to.contain('webhooks.schedulerSecret');
       } finally {
         cfg.schedulerSecret = SECRET;
