@@ -66,6 +66,9 @@ function operation(route: RouteDef, tag: string): Json {
     responses,
   };
   if (route.description) op.description = route.description;
+  // Who may call it, for clients and for the isolation attack simulation (BFLA attempts).
+  op['x-access'] = route.access;
+  if (route.feature) op['x-feature'] = route.feature;
   if (route.access !== 'public') op.security = [{ bearer: [] }];
   if (route.body) {
     const type = route.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';

@@ -35,7 +35,7 @@ function pct(sorted: number[], p: number) {
   return sorted[lo]! + (sorted[Math.ceil(rank)]! - sorted[lo]!) * (rank - lo);
 }
 
-export async function startBenchmarks(services: Services, runs: Runs, caller: Caller, base: string): Promise<Run> {
+export async function startBenchmarks(services: Pick<Services, 'mesh'>, runs: Runs, caller: Caller, base: string): Promise<Run> {
   const run = await runs.create('benchmark', null, { suite: SUITE.map((b) => b.name) }, caller.id);
   void (async () => {
     const running = await runs.move(run, 'running');

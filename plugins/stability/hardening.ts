@@ -31,7 +31,7 @@ const WELL_KNOWN = ['changeme', 'secret', 'password', 'jwt-secret', 'your-256-bi
  * Runs each check against this deployment: configuration (values never shown, only their
  * shape), the stored admin account, and real answers of this host over loopback HTTP.
  */
-export async function validate(services: Services, base: string, token: string, viaHttps: boolean): Promise<CheckResult[]> {
+export async function validate(services: Pick<Services, 'config' | 'db'>, base: string, token: string, viaHttps: boolean): Promise<CheckResult[]> {
   const cfg = services.config;
   const out: CheckResult[] = [];
   const add = (id: string, status: CheckStatus, evidence: Record<string, unknown>, remedy: string | null) => out.push({ id, title: CHECKS.find((c) => c.id === id)!.title, status, evidence, remedy });

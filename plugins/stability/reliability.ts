@@ -1,19 +1,19 @@
 import type { Services } from '../../core/services';
 
-interface StressRow { id: string; definition: string; result: string | null; finished_at: string | null }
+interface StressRow { id: string; tenant_id: string | null; definition: string; result: string | null; finished_at: string | null }
 
 /**
  * Per kernel, from the succeeded stress tests that targeted it (all tenants' tests: the
- * envelope is the platform's): the highest throughput at which the kernel met its SLO
+ * envelope is the platform's; only the caller's own tests show their ids): the highest throughput at which the kernel met its SLO
  * (p95 latency and error rate of its manifest) and the lowest at which it did not.
  */
-export async function envelope(services: Services) {
-  const rows: StressRow[] = await services.db('stability_runs').where({ kind: 'stress_test', state: 'succeeded' }).orderBy('created_at').select('id', 'definition', 'result', 'finished_at');
+export async function envelope(services: Pick<Services, 'db' | 'mesh'>, tenantId: string) {
+  const rows: StressRow[] = await services.db('stability_runs').where({ kind: 'stress_test', state: 'succeeded' }).orderBy('created_at').select('id', 'tenant_id', 'definition', 'result', 'finished_at');
   return services.mesh.kernels().map((k) => {
     const tests = rows
       .map((r) => ({ r, def: JSON.parse(r.definition), res: r.result ? JSON.parse(r.result) : null }))
       .filter(({ def, res }) => def.target?.kind === 'kernel_task' && def.target.domain === k.id && res?.load?.latency_ms)
-      .map(({ r, def, res }) => ({ test_id: r.id, at: r.finished_at, offered_per_s: def.rate_per_second, throughput_per_s: res.load.throughput_per_s, p95_ms: res.load.latency_ms.p95, error_rate: res.error_rate, met_slo: res.load.latency_ms.p95 <= k.slo.latency_p95_ms && res.error_rate <= k.slo.error_rate }));
+      .map(({ r, def, res }) => ({ test_id: r.tenant_id === tenantId ? r.id : null, at: r.finished_at, offered_per_s: def.rate_per_second, throughput_per_s: res.load.throughput_per_s, p95_ms: res.load.latency_ms.p95, error_rate: res.error_rate, met_slo: res.load.latency_ms.p95 <= k.slo.latency_p95_ms && res.error_rate <= k.slo.error_rate }));
     const met = tests.filter((t) => t.met_slo);
     const missed = tests.filter((t) => !t.met_slo);
     return {
@@ -30,9 +30,9 @@ export async function envelope(services: Services) {
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The load of each kernel over the last `windowSeconds` (task outcomes) against its envelope. */
-export async function check(services: Services, windowSeconds: number) {
+export async function check(services: Pick<Services, 'db' | 'mesh'>, tenantId: string, windowSeconds: number) {
   const since = new Date(Date.now() - windowSeconds * 1000).toISOString();
-  const env = await envelope(services);
+  const env = await envelope(services, tenantId);
   const out = [];
   for (const e of env) {
     const rows = await services.db('task_outcomes').where('kernel_id', e.kernel_id).andWhere('at', '>=', since).orderBy('seq', 'desc').limit(20_000).select('ok', 'duration_ms');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Conflict, HttpError, invalid, NotFound } from '../../core/errors';
+import { Conflict, invalid, NotFound } from '../../core/errors';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { runLoad } from './load';
@@ -34,29 +34,29 @@ export const BUILT_IN: Scenario[] = [
   { id: 'api-health-steady', name: 'Health endpoint, steady', description: 'GET /health/ at 50 requests/s for 10 s, 8 in flight at most', target: { kind: 'route', method: 'GET', path: '/health/' }, rate_per_second: 50, duration_seconds: 10, concurrency: 8 },
 ];
 
-export async function seedScenarios(services: Services): Promise<void> {
+export async function seedScenarios(services: Pick<Services, 'db'>): Promise<void> {
   for (const s of BUILT_IN) {
     const row = { id: s.id, name: s.name, description: s.description, target: JSON.stringify(s.target), rate_per_second: s.rate_per_second, duration_seconds: s.duration_seconds, concurrency: s.concurrency };
     await services.db('stress_scenarios').insert(row).onConflict('id').ignore();
   }
 }
 
-export async function listScenarios(services: Services): Promise<Scenario[]> {
+export async function listScenarios(services: Pick<Services, 'db'>): Promise<Scenario[]> {
   const rows = await services.db('stress_scenarios').orderBy('id');
   return rows.map((r) => ({ ...r, target: JSON.parse(r.target) }));
 }
 
 /** 409 while a chaos experiment runs: a stress test over injected faults measures neither. */
-export async function refuseOverChaos(services: Services): Promise<void> {
+export async function refuseOverChaos(services: Pick<Services, 'db'>): Promise<void> {
   const live = await services.db('chaos_experiments').where({ status: 'running' }).andWhere('lease_until', '>', new Date().toISOString()).first('id');
-  if (live) throw new Conflict(`chaos experiment ${live.id} is running; a stress test waits for it to end`);
+  if (live) throw new Conflict(`chaos experiment ${live.id} is running; a stress test waits for it to end`, 'CHAOS_ACTIVE');
 }
 
 export class StressTests {
   private current: AbortController | null = null;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: Pick<Services, 'db' | 'mesh' | 'auth' | 'events'>,
     private readonly runs: Runs,
   ) {}
 
@@ -75,7 +75,7 @@ export class StressTests {
       if (issues.length) throw invalid([...loc, 'input'], issues.map((i) => i.msg).join('; '));
     }
     await refuseOverChaos(this.services);
-    if (this.current || (await this.runs.list('stress_test', caller.tenantId, 1, 'running')).length) throw new Conflict('a stress test is already running on this host; one at a time keeps the load bounded');
+    if (this.current || (await this.runs.list('stress_test', caller.tenantId, 1, 'running')).length) throw new Conflict('a stress test is already running on this host; one at a time keeps the load bounded', 'STRESS_TEST_RUNNING');
     const run = await this.runs.create('stress_test', caller.tenantId, def, caller.id);
     this.current = new AbortController();
     void this.execute(run, def, caller, base, this.current.signal).finally(() => (this.current = null));
@@ -84,6 +84,10 @@ export class StressTests {
 
   stop(): void {
     this.current?.abort();
+  }
+
+  scenarios(): Promise<Scenario[]> {
+    return listScenarios(this.services);
   }
 
   private async execute(run: Run, def: Definition, caller: Caller, base: string, signal: AbortSignal): Promise<void> {
@@ -156,8 +160,4 @@ export class StressTests {
       off();
     }
   }
-}
-
-export function statusOf(err: unknown): number {
-  return err instanceof HttpError ? err.status : 500;
 }
