@@ -51,7 +51,7 @@ export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     errors: [404, 422],
     handler: async ({ body, caller, req, services }) => {
       const r = await analyze(services.db, caller!, body, selfUrl(req), bearerOf(req)!);
-      return { ...r, first_suspect: r.first_suspect as Record<string, unknown> | null };
+      return { ...r, first_suspect: r.first_suspect as unknown as Record<string, unknown> | null };
     },
   }),
   route({
