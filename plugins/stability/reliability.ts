@@ -41,7 +41,9 @@ export async function check(services: Pick<Services, 'db' | 'mesh'>, tenantId: s
     const rate = rows.length / windowSeconds;
     const p95 = durations.length ? durations[Math.min(durations.length - 1, Math.ceil(0.95 * durations.length) - 1)]! : null;
     const limit = e.max_throughput_within_slo_per_s;
-    const status = limit === null ? 'unknown' : rate > limit ? 'over' : rate > 0.8 * limit ? 'near' : 'within';
+    const broke = e.min_throughput_breaking_slo_per_s;
+    // Without a load known to meet the SLO, only a load at or past a known breaking point is judged.
+    const status = limit !== null ? (rate > limit ? 'over' : rate > 0.8 * limit ? 'near' : 'within') : broke !== null && rate >= broke ? 'over' : 'unknown';
     out.push({ kernel_id: e.kernel_id, tasks: rows.length, rate_per_s: r3(rate), p95_ms: p95 === null ? null : r3(p95), error_rate: rows.length ? r3(errors / rows.length) : null, envelope_per_s: limit, headroom_pct: limit ? r3(((limit - rate) / limit) * 100) : null, status });
   }
   return out;
