@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { actionRecordSchema } from '../../core/actions';
 
 const health = z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']);
+const run = z.object({ id: z.string(), tenant_id: z.string().nullable(), state: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']), previous: z.string().nullable(), error: z.string().nullable() });
 
 /**
  * The messages of /ops/stream: every `{type, timestamp, data}` the hub relays or answers, with
@@ -19,6 +20,10 @@ export const STREAM_MESSAGES: Record<string, { summary: string; data: z.ZodType 
   workflow_status: { summary: 'A workflow execution changed state', data: z.object({ execution_id: z.string(), workflow_id: z.string(), workflow_name: z.string(), tenant_id: z.string(), state: z.string(), previous: z.string().nullable(), error: z.string().nullable(), steps: z.array(z.object({ id: z.string(), state: z.string() })) }) },
   chaos_experiment: { summary: 'A chaos experiment moved a phase (started, injected, deviated, rolled_back, ended)', data: z.looseObject({ experiment_id: z.string(), scenario_id: z.string().nullable(), injection_type: z.string(), target_domains: z.array(z.string()), tenant_id: z.string(), phase: z.string() }) },
   action_taken: { summary: 'A control action was recorded (manual or automated)', data: actionRecordSchema },
+  ...Object.fromEntries(
+    (['stress_test', 'benchmark', 'attack_simulation'] as const).map((k) => [k, { summary: `A ${k.replace('_', ' ')} run moved state (queued, running, succeeded, failed, cancelled)`, data: run }]),
+  ),
+  security_finding: { summary: 'A critical finding (e.g. a tenant isolation leak found by the attack simulation); operators only', data: z.object({ id: z.string(), severity: z.string(), kind: z.string(), title: z.string(), source: z.string(), run_id: z.string(), tenant_id: z.null() }) },
   subscribed: { summary: 'Answer to subscribe: the types the client now receives', data: z.object({ types: z.array(z.string()) }) },
   pong: { summary: 'Answer to ping', data: z.object({}) },
   error: { summary: 'A client message could not be understood', data: z.object({ detail: z.string() }) },

@@ -23,7 +23,7 @@ eachDatabase('GET /search/', (db) => {
     const r = await eventually(async () => {
       const s = await t.request('GET', '/search/?q=quokka', { token: viewer });
       return s.body.total === 1 ? s : null;
-    });
+    }, 15_000);
     expect(r.status).to.equal(200);
     expect(r.body.engine).to.equal(db === 'sqlite' ? 'sqlite-fts5' : 'postgresql-tsvector');
     expect(r.body.results[0]).to.include({ type: 'incident', id: made.body.id, url: `/ops/incidents/${made.body.id}` });
@@ -34,7 +34,7 @@ eachDatabase('GET /search/', (db) => {
     const again = await eventually(async () => {
       const s = await t.request('GET', '/search/?q=quokka%20resolved', { token: viewer });
       return s.body.total === 1 ? s : null;
-    });
+    }, 15_000);
     expect(again.body.results[0].id).to.equal(made.body.id);
   });
 
@@ -45,7 +45,7 @@ eachDatabase('GET /search/', (db) => {
     const first = await eventually(async () => {
       const s = await t.request('GET', '/search/?q=womb&limit=2&types=incident', { token: viewer });
       return s.body.total === 3 ? s : null;
-    });
+    }, 15_000);
     expect(first.body.results).to.have.length(2);
     expect(first.body.next_cursor).to.equal('2');
     const second = await t.request('GET', `/search/?q=womb&limit=2&types=incident&cursor=${first.body.next_cursor}`, { token: viewer });
@@ -61,7 +61,7 @@ eachDatabase('GET /search/', (db) => {
     const r = await eventually(async () => {
       const s = await t.request('GET', '/search/?q=trading&types=kernel', { token: otherViewer });
       return s.body.total >= 1 ? s : null;
-    });
+    }, 15_000);
     expect(r.body.results[0]).to.include({ type: 'kernel', id: 'trading', tenant_id: null });
   });
 
