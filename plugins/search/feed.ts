@@ -44,13 +44,19 @@ export function feedIndex(index: SearchIndex, events: EventBus, mesh: Mesh, log:
   const enqueue = (job: () => Promise<void>) => {
     chain = chain.then(job).catch((err: Error) => log.warn({ err: err.message }, 'search: indexing failed'));
   };
-  const indexMesh = () =>
+  // A burst of node changes needs one re-index of the mesh, not one per event.
+  let meshPending = false;
+  const indexMesh = () => {
+    if (meshPending) return;
+    meshPending = true;
     enqueue(async () => {
+      meshPending = false;
       for (const k of mesh.kernels()) {
         await index.put({ type: 'kernel', id: k.id, tenant_id: null, title: k.id, body: `${k.description} tasks ${k.tasks.join(' ')} ${k.state} ${k.health}`, url: `/kernels/${k.id}` });
         for (const n of k.nodes) await index.put({ type: 'node', id: n.id, tenant_id: null, title: n.id, body: `node of ${k.id} ${n.state} ${n.health}`, url: `/mesh/nodes/${n.id}` });
       }
     });
+  };
   indexMesh();
   const offs = [
     events.subscribe('*', (e) => {

@@ -21,8 +21,10 @@ export class Stability {
 
   async start(): Promise<void> {
     await seedScenarios(this.d);
-    // Runs a previous process left running cannot finish any more.
-    await this.d.db('stability_runs').whereIn('state', ['queued', 'running']).update({ state: 'failed', error: 'the host stopped while it ran', finished_at: new Date().toISOString() });
+    // Runs a stopped process left behind cannot finish any more. Only old ones: on a shared
+    // database another host may be running a recent one (no run lasts 10 minutes).
+    const stale = new Date(Date.now() - 600_000).toISOString();
+    await this.d.db('stability_runs').whereIn('state', ['queued', 'running']).andWhere('created_at', '<', stale).update({ state: 'failed', error: 'the host that ran it stopped', finished_at: new Date().toISOString() });
   }
 
   stop(): void {
