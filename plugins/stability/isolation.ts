@@ -72,6 +72,23 @@ async function scratchTenant(db: Db, auth: AuthService, name: string, roles: Rol
 }
 
 /**
+ * Deletes the scratch tenants and their users, so that they neither sign in nor count as
+ * sign-ups; the objects they made stay, owned by a tenant nobody belongs to (the report names them).
+ */
+async function removeScratch(db: Db, tenants: string[]): Promise<boolean> {
+  try {
+    await db.transaction(async (trx) => {
+      await trx('refresh_tokens').whereIn('tenant_id', tenants).delete();
+      await trx('users').whereIn('tenant_id', tenants).delete();
+      await trx('tenants').whereIn('id', tenants).delete();
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Two scratch tenants; tenant A creates what it can through every creating route and lists
  * what it sees; tenant B then tries every route with A's ids (BOLA), every list for A's ids,
  * every route above its role (BFLA), forged tokens, and guessed ids, all through real HTTP.
@@ -150,11 +167,12 @@ export async function attack(db: Db, auth: AuthService, base: string, onProgress
     record({ kind: 'forged_token', method: op.method, path, as: 'forged admin token', status: f.status, verdict: f.status === 401 ? 'refused' : ok(f.status) ? 'leak' : f.status >= 500 ? 'server_error' : 'refused', evidence: f.status === 401 ? null : `${f.status}: ${text(f).slice(0, 200)}` });
   }
 
+  const removed = await removeScratch(db, [a.id, b.id]);
   const leaks = attempts.filter((x) => x.verdict === 'leak');
   const serverErrors = attempts.filter((x) => x.verdict === 'server_error');
   const byKind = Object.fromEntries((['bola', 'bola_list', 'bfla', 'forged_token', 'id_guess'] as const).map((k) => [k, attempts.filter((x) => x.kind === k).length]));
   return {
-    tenants: { victim: a.id, attacker: b.id },
+    tenants: { victim: a.id, attacker: b.id, removed_afterwards: removed },
     routes_tried: ops.length,
     routes_skipped: SKIP.map(String),
     victim_objects: ownedIds.length,

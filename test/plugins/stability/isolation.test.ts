@@ -63,6 +63,10 @@ describe('tenant isolation attack simulation (every route of the running host)',
     expect(report.routes_tried).to.be.greaterThan(100);
     expect(report.victim_objects).to.be.greaterThan(3);
     for (const k of ['bola', 'bola_list', 'bfla', 'forged_token', 'id_guess']) expect(report.attempts_by_kind[k], k).to.be.greaterThan(0);
+    // the scratch tenants and their users are gone afterwards
+    expect(report.tenants.removed_afterwards).to.equal(true);
+    expect(await t.host.services.db('tenants').whereIn('id', [report.tenants.victim, report.tenants.attacker])).to.deep.equal([]);
+    expect(await t.host.services.db('users').whereIn('tenant_id', [report.tenants.victim, report.tenants.attacker])).to.deep.equal([]);
   });
 
   it('finds the leak of the leaky plugin, as a critical finding', async () => {
