@@ -30,8 +30,6 @@ import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
 import { createTelemetry, telemetryMigrations } from './telemetry';
 import { VERSION } from './meta';
-import { ChaosService } from './chaos/service';
-import { chaosMigrations } from './chaos/store';
 import { SERVICE_NAMES, systemClock, type Services } from './services';
 
 export interface HostOptions {
@@ -100,7 +98,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations, ...chaosMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -148,10 +146,6 @@ export class Host {
         breakers: kernels.map((k) => ({ kernel: k.id, state: k.breaker.state })),
       };
     });
-    const chaos = new ChaosService(this.config.chaos, db, mesh, events, actions, this.log);
-    // Registered after the mesh: at stop, experiments roll back before the mesh goes down.
-    this.onStop(() => chaos.stop());
-    await chaos.start();
     this.services = {
       config: this.config,
       db,
@@ -168,7 +162,6 @@ export class Host {
       mesh,
       hub,
       telemetry,
-      chaos,
       clock: systemClock,
       mailer,
     };
