@@ -90,7 +90,7 @@ export function endpointRoutes(route: RouteMaker<Deps>): RouteDef[] {
       handler: async ({ body, caller, services }) => {
         if (body.identity.toLowerCase() === caller!.email?.toLowerCase() || body.identity === caller!.id) throw new StateConflict('self', [], 'An operator cannot disable their own account');
         const action = await services.sec.disableUser({ tenant_id: caller!.tenantId, identity: body.identity, actor: caller!.id, trigger: 'connector', reason: body.reason ?? 'endpoint security' });
-        if (action) return { identity: body.identity, platform_user: true, action_id: action.id, vendor: { status: 'not_configured' as const, config_key: null, detail: 'a platform user: disabled on the platform' } };
+        if (action) return { identity: body.identity, platform_user: true, action_id: action.id, vendor: { status: 'not_needed' as const, config_key: null, detail: 'a platform user: disabled on the platform' } };
         if (!vendorConfigured(services.config)) throw new NotConfigured(VENDOR_URL_KEY);
         const vendor = await callVendor(services.config, 'disable_user', { tenant_id: caller!.tenantId, identity: body.identity, reason: body.reason ?? null });
         const a = await services.sec.recordAction({ tenant_id: caller!.tenantId, action: 'disable_user', target_type: 'identity', target_id: body.identity, trigger: 'connector', actor: caller!.id, result: vendor.status === 'applied' ? 'succeeded' : 'failed', detail: { vendor: vendor.status, detail: vendor.detail } });

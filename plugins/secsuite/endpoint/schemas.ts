@@ -70,7 +70,7 @@ export const device = z.object({
   updated_at: z.string(),
 });
 
-export const vendorResult = z.object({ status: z.enum(['applied', 'failed', 'not_configured']), config_key: z.string().nullable(), detail: z.string().nullable() });
+export const vendorResult = z.object({ status: z.enum(['applied', 'failed', 'not_configured', 'not_needed']), config_key: z.string().nullable(), detail: z.string().nullable() });
 
 export const containBody = z.object({ device_id: id, reason: z.string().max(500).optional(), require_vendor: z.boolean().default(false) });
 export const containResponse = z.object({ device, action_id: z.string(), vendor: vendorResult });

@@ -5,7 +5,7 @@ import { probe } from '../probe';
 export const VENDOR_URL_KEY = 'secsuite.endpointsec.vendorUrl';
 
 export interface VendorResult {
-  status: 'applied' | 'failed' | 'not_configured';
+  status: 'applied' | 'failed' | 'not_configured' | 'not_needed';
   config_key: string | null;
   detail: string | null;
 }
