@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PLATFORM_TENANT } from '../../core/auth/store';
 import { securityRef, type SecurityService } from '../../core/contracts/security';
 import { invalid, NotFound, StateConflict, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
@@ -107,7 +108,7 @@ export default definePlugin({
         const sec = internals(services.sec);
         const base = { trigger: 'operator' as const, actor: caller!.id, finding_id: body.finding_id ?? null, detail: body.reason ? { reason: body.reason } : {} };
         if (body.action === 'isolate_node') {
-          if (caller!.role !== 'admin' && caller!.tenantId !== 'platform') throw new NotFound(`Node "${body.node_id}" not found`, 'NODE_NOT_FOUND');
+          if (caller!.role !== 'admin' && caller!.tenantId !== PLATFORM_TENANT) throw new NotFound(`Node "${body.node_id}" not found`, 'NODE_NOT_FOUND');
           return sec.responder.isolateNode(body.node_id, caller!.id, body.reason ?? null);
         }
         const user = await sec.responder.findUser(caller!.role === 'admin' ? null : caller!.tenantId, body.user);

@@ -1,9 +1,10 @@
-import type { KeySource } from '../../core/contracts/security';
+import type { Finding, KeySource } from '../../core/contracts/security';
 import type { Db } from '../../core/db';
 import type { Knex } from 'knex';
 import { SEVERITIES } from '../../core/contracts/security';
 import { actionOf, findingOf } from './store';
 
+type Row = Record<string, any>;
 const DAY = 86_400_000;
 /** A user whose last login (session start) is older than this is listed as inactive. */
 export const INACTIVE_DAYS = 30;
@@ -29,11 +30,11 @@ function stats(values: number[]) {
 /** Counts by severity and category, findings by state and rule, MTTD and MTTR over a window. */
 export async function metrics(db: Db, f: TenantFilter, from: string, to: string) {
   const inWindow = (table: string, col = 'created_at') => scoped(db(table), f).where(col, '>=', from).where(col, '<', to);
-  const bySeverity = await inWindow('security_events').select('severity').count({ n: '*' }).groupBy('severity');
-  const byCategory = await inWindow('security_events').select('category').count({ n: '*' }).groupBy('category').orderBy('category');
-  const findings = (await inWindow('security_findings')).map(findingOf);
-  const resolved = (await inWindow('security_findings', 'resolved_at')).map(findingOf);
-  const actions = await inWindow('security_actions').select('action', 'result').count({ n: '*' }).groupBy('action', 'result').orderBy('action');
+  const bySeverity: Row[] = await inWindow('security_events').select('severity').count({ n: '*' }).groupBy('severity');
+  const byCategory: Row[] = await inWindow('security_events').select('category').count({ n: '*' }).groupBy('category').orderBy('category');
+  const findings: Finding[] = (await inWindow('security_findings')).map((r: Row) => findingOf(r));
+  const resolved: Finding[] = (await inWindow('security_findings', 'resolved_at')).map((r: Row) => findingOf(r));
+  const actions: Row[] = await inWindow('security_actions').select('action', 'result').count({ n: '*' }).groupBy('action', 'result').orderBy('action');
   const severity = Object.fromEntries(SEVERITIES.map((s) => [s, 0]));
   for (const r of bySeverity) severity[r.severity as string] = Number(r.n);
   const rules = new Map<string, number>();
@@ -57,7 +58,7 @@ export async function tenantReport(db: Db, tenantId: string, now: Date, keySourc
   const since = new Date(now.getTime() - 30 * DAY).toISOString();
   const f = { tenantId, platform: false };
   const active = (await scoped(db('security_findings'), f).whereIn('state', ['open', 'acknowledged']).orderBy('created_at', 'desc').limit(100)).map(findingOf);
-  const counts = await scoped(db('security_findings'), f).select('state').count({ n: '*' }).groupBy('state');
+  const counts: Row[] = await scoped(db('security_findings'), f).select('state').count({ n: '*' }).groupBy('state');
   const actions = (await scoped(db('security_actions'), f).where('created_at', '>=', since).orderBy('created_at', 'desc').limit(100)).map(actionOf);
   const keys = [];
   for (const source of keySources) {

@@ -1,4 +1,5 @@
 import type { Accounts } from '../../core/auth/accounts';
+import { PLATFORM_TENANT } from '../../core/auth/store';
 import type { NewSecurityAction, SecurityAction } from '../../core/contracts/security';
 import type { Db } from '../../core/db';
 import { Forbidden, NotFound, StateConflict } from '../../core/errors';
@@ -97,7 +98,8 @@ export class Responder {
   /** Reverses an undoable action: unlock or re-enable a user, resume a node. */
   async undo(id: string, actor: string, scope: { tenantId: string; all: boolean }): Promise<SecurityAction> {
     const q = this.db('security_actions').where({ id });
-    if (!scope.all) q.where('tenant_id', scope.tenantId);
+    // Platform-wide actions (a mesh node) belong to the platform tenant's operators.
+    if (!scope.all) q.where((w) => (scope.tenantId === PLATFORM_TENANT ? w.where('tenant_id', scope.tenantId).orWhereNull('tenant_id') : w.where('tenant_id', scope.tenantId)));
     const row = await q.first();
     if (!row) throw new NotFound('Security action not found', 'ACTION_NOT_FOUND');
     const a = actionOf(row);

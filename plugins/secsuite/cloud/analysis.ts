@@ -54,7 +54,7 @@ export function cloudAnalysis(route: RouteMaker<Deps>): RouteDef[] {
       handler: async ({ caller, services }) => {
         const t = caller!.tenantId;
         const objects = Object.fromEntries(['firewall', 'url', 'dlp', 'segment', 'access'].map((k) => [k, 0]));
-        for (const r of await services.db('cloudsec_objects').where({ tenant_id: t }).select('kind').count({ n: '*' }).groupBy('kind')) objects[r.kind as string] = Number(r.n);
+        for (const r of (await services.db('cloudsec_objects').where({ tenant_id: t }).select('kind').count({ n: '*' }).groupBy('kind')) as Array<Record<string, any>>) objects[r.kind as string] = Number(r.n);
         const day = new Date(services.clock.now().getTime() - DAY).toISOString();
         const total = await services.db('cloudsec_logs').where({ tenant_id: t }).count({ n: '*' }).max({ last: 'at' }).first();
         const recent = await services.db('cloudsec_logs').where({ tenant_id: t }).where('created_at', '>=', day).count({ n: '*' }).first();

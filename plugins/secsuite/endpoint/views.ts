@@ -6,6 +6,7 @@ import * as s from './schemas';
 import { recordOf } from './store';
 import { probeVendor } from './vendor';
 
+type Row = Record<string, any>;
 const P = '/endpointsec';
 const feature = 'secsuite' as const;
 const DAY = 86_400_000;
@@ -45,10 +46,10 @@ export function endpointViews(route: RouteMaker<Deps>): RouteDef[] {
       handler: async ({ caller, services }) => {
         const t = caller!.tenantId;
         const day = new Date(services.clock.now().getTime() - DAY).toISOString();
-        const sources = await services.db('endpointsec_records').where({ tenant_id: t }).select('source').max({ last: 'created_at' }).groupBy('source').orderBy('source');
-        const recent = await services.db('endpointsec_records').where({ tenant_id: t }).where('created_at', '>=', day).select('source').count({ n: '*' }).groupBy('source');
+        const sources: Row[] = await services.db('endpointsec_records').where({ tenant_id: t }).select('source').max({ last: 'created_at' }).groupBy('source').orderBy('source');
+        const recent: Row[] = await services.db('endpointsec_records').where({ tenant_id: t }).where('created_at', '>=', day).select('source').count({ n: '*' }).groupBy('source');
         const counts = new Map(recent.map((r) => [r.source as string, Number(r.n)]));
-        const devices = await services.db('endpointsec_devices').where({ tenant_id: t }).select('containment').count({ n: '*' }).groupBy('containment');
+        const devices: Row[] = await services.db('endpointsec_devices').where({ tenant_id: t }).select('containment').count({ n: '*' }).groupBy('containment');
         const keys = await services.db('endpointsec_keys').where({ tenant_id: t }).whereNull('revoked_at').count({ n: '*' }).first();
         const byState = new Map<string, number>(devices.map((r) => [r.containment as string, Number(r.n)]));
         return {
@@ -74,8 +75,8 @@ export function endpointViews(route: RouteMaker<Deps>): RouteDef[] {
       handler: async ({ caller, services }) => {
         const t = caller!.tenantId;
         const now = services.clock.now().toISOString();
-        const byType = await services.db('endpointsec_indicators').where({ tenant_id: t }).select('type').count({ n: '*' }).groupBy('type');
-        const bySource = await services.db('endpointsec_indicators').where({ tenant_id: t }).select('source').count({ n: '*' }).max({ last: 'created_at' }).groupBy('source').orderBy('source');
+        const byType: Row[] = await services.db('endpointsec_indicators').where({ tenant_id: t }).select('type').count({ n: '*' }).groupBy('type');
+        const bySource: Row[] = await services.db('endpointsec_indicators').where({ tenant_id: t }).select('source').count({ n: '*' }).max({ last: 'created_at' }).groupBy('source').orderBy('source');
         const active = await services.db('endpointsec_indicators').where({ tenant_id: t }).where((w) => w.whereNull('valid_until').orWhere('valid_until', '>', now)).count({ n: '*' }).first();
         const det = await services.db('endpointsec_records').where({ tenant_id: t, kind: 'detection' })
           .select(services.db.raw('count(*) as n'), services.db.raw('sum(case when intel_matches > 0 then 1 else 0 end) as matched'), services.db.raw('sum(intel_matches) as matches')).first();
@@ -102,7 +103,7 @@ export function endpointViews(route: RouteMaker<Deps>): RouteDef[] {
         const t = caller!.tenantId;
         const to = services.clock.now();
         const from = new Date(to.getTime() - query.window_days * DAY).toISOString();
-        const records = await services.db('endpointsec_records').where({ tenant_id: t }).where('created_at', '>=', from).select('kind', 'severity').count({ n: '*' }).groupBy('kind', 'severity').orderBy(['kind', 'severity']);
+        const records: Row[] = await services.db('endpointsec_records').where({ tenant_id: t }).where('created_at', '>=', from).select('kind', 'severity').count({ n: '*' }).groupBy('kind', 'severity').orderBy(['kind', 'severity']);
         const devices = await services.db('endpointsec_devices').where({ tenant_id: t }).select('containment', 'device_id');
         const { actions } = await services.sec.actions(t, { actions: ['quarantine_device', 'unquarantine_device', 'disable_user'] }, 1000);
         const inWindow = actions.filter((a) => a.created_at >= from);

@@ -164,7 +164,7 @@ describe('secsuite: endpoint protection (/secsuite/endpointsec)', () => {
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const v = await startHost({ plugins: [auth, security, secsuite], config: { secsuite: { endpointsec: { vendorUrl: url, vendorSecret: 's3cret' } } } });
+      const v = await startHost({ plugins: [auth, security, secsuite], config: { secsuite: { endpointsec: { vendorUrl: url, vendorSecret: 'vendor-webhook-secret-1' } } } });
       try {
         const o = await v.userToken('operator', 'ep-v');
         const r = await v.request('POST', `${P}/disable-user`, { token: o.token, body: { identity: 'contractor@elsewhere.example' } });
@@ -172,7 +172,7 @@ describe('secsuite: endpoint protection (/secsuite/endpointsec)', () => {
         expect(r.body.vendor.status).to.equal('applied');
         expect(got).to.have.length(1);
         expect(JSON.parse(got[0].body)).to.include({ action: 'disable_user', identity: 'contractor@elsewhere.example' });
-        expect(got[0].sig).to.equal(`sha256=${crypto.createHmac('sha256', 's3cret').update(got[0].body).digest('hex')}`);
+        expect(got[0].sig).to.equal(`sha256=${crypto.createHmac('sha256', 'vendor-webhook-secret-1').update(got[0].body).digest('hex')}`);
         const h = await v.request('GET', `${P}/health`, { token: o.token });
         expect(h.body.adapter).to.include({ configured: true, reachable: true });
       } finally {
