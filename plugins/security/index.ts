@@ -13,7 +13,7 @@ import * as s from './schemas';
 import { SecurityCore } from './service';
 import { actionOf, eventOf, findingOf } from './store';
 
-const deps = { db: core.db, clock: core.clock, sec: securityRef };
+const deps = { db: core.db, clock: core.clock, actions: core.actions, sec: securityRef };
 
 /** The plugin's own routes reach past the interface to the store, responder and predictive runner. */
 function internals(sec: SecurityService): SecurityCore {
@@ -136,7 +136,11 @@ export default definePlugin({
     route({
       method: 'post', path: '/predictive-analysis/run', summary: "Fit per-category event rates of the caller's tenant on the analytics kernel (202, poll the run)", access: 'member',
       body: s.predictiveBody, response: s.predictiveRun, status: 202, errors: [422],
-      handler: ({ body, caller, services }) => internals(services.sec).predictive.start(caller!.tenantId, body) as never,
+      handler: async ({ body, caller, services }) => {
+        const run = await internals(services.sec).predictive.start(caller!.tenantId, body);
+        await services.actions.record({ source: 'manual', actor: caller!.id, action: 'run_predictive_analysis', target_type: 'predictive_run', target_id: run.id, result: 'succeeded', detail: body, tenant_id: caller!.tenantId });
+        return run as never;
+      },
     }),
     route({
       method: 'get', path: '/predictive-analysis/{id}', summary: 'One predictive run: its state, models (method, error) and alerts', access: 'viewer',

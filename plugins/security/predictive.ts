@@ -58,7 +58,7 @@ export class Predictive {
     this.events.publish('security_predictive_run', { id, tenant_id: tenantId, state });
   }
 
-  async start(tenantId: string, params: PredictiveParams): Promise<Record<string, unknown>> {
+  async start(tenantId: string, params: PredictiveParams): Promise<ReturnType<typeof runView>> {
     const at = this.now().toISOString();
     const row = { id: crypto.randomUUID(), tenant_id: tenantId, state: 'queued', params: JSON.stringify(params), result: null, error: null, created_at: at, updated_at: at };
     await this.db('security_predictive_runs').insert(row);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Conflict, invalid, NotFound } from '../../../core/errors';
 import { pageOf } from '../../../core/pagination';
 import type { RouteDef, RouteMaker } from '../../../core/plugin';
-import type { Deps } from '../deps';
+import { audit, type Deps } from '../deps';
 import { byOrder, firstMatch, permissiveIssues, type FirewallRule } from './engine';
 import { KINDS, type Kind, ingestBody, logOut, logsQuery, object, pageQuery, revokeBody } from './schemas';
 
@@ -53,6 +53,7 @@ export function cloudRoutes(route: RouteMaker<Deps>): RouteDef[] {
           const { name, order, ...rest } = body;
           const row = { id: crypto.randomUUID(), tenant_id: t, kind, name, ord: order, origin: 'api', body: JSON.stringify(rest), created_at: now, updated_at: now };
           await services.db('cloudsec_objects').insert(row);
+          await audit(services, caller!, `create_${kind}`, 'cloudsec_object', row.id, { name });
           let issues: Array<{ kind: string; detail: string }> = [];
           if (kind === 'firewall') {
             const all = await firewallRules(services, t);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { invalid, NotConfigured, NotFound, StateConflict } from '../../../core/errors';
 import type { RouteDef, RouteMaker } from '../../../core/plugin';
-import type { Deps } from '../deps';
+import { audit, type Deps } from '../deps';
 import { pusherOf, newKey } from './keys';
 import * as s from './schemas';
 import { ingest, matchIndicators, recordOf, type Kind } from './store';
@@ -59,6 +59,7 @@ export function endpointRoutes(route: RouteMaker<Deps>): RouteDef[] {
         await services.db.transaction(async (trx) => {
           for (let i = 0; i < rows.length; i += 200) await trx('endpointsec_indicators').insert(rows.slice(i, i + 200));
         });
+        await audit(services, caller!, 'load_indicators', 'indicator_store', caller!.tenantId, { loaded: rows.length, skipped: parsed.skipped.length, source: body.stix_bundle ? 'stix' : body.source });
         return { loaded: rows.length, skipped: parsed.skipped };
       },
     }),

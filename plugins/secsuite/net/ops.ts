@@ -4,7 +4,7 @@ import type { Severity } from '../../../core/contracts/security';
 import { Conflict, NotFound } from '../../../core/errors';
 import { pageOf } from '../../../core/pagination';
 import type { RouteDef, RouteMaker } from '../../../core/plugin';
-import type { Deps } from '../deps';
+import { audit, type Deps } from '../deps';
 import { probe } from '../probe';
 import * as s from './schemas';
 import { isolateAddress, zones } from './store';
@@ -63,6 +63,7 @@ export function netOps(route: RouteMaker<Deps>): RouteDef[] {
         if (await services.db('netsec_providers').where({ tenant_id: caller!.tenantId, name: body.name }).first('id')) throw new Conflict(`A provider named "${body.name}" exists`, 'PROVIDER_EXISTS');
         const row = { id: crypto.randomUUID(), tenant_id: caller!.tenantId, name: body.name, adapter: body.adapter, url: body.url ?? null, addresses: JSON.stringify(body.addresses), carrier: body.carrier, created_at: services.clock.now().toISOString() };
         await services.db('netsec_providers').insert(row);
+        await audit(services, caller!, 'create_provider', 'provider', row.id, { name: row.name, adapter: row.adapter, carrier: row.carrier });
         return { ...row, addresses: body.addresses, health: await health(row.adapter, row.url) };
       },
     }),
@@ -95,6 +96,7 @@ export function netOps(route: RouteMaker<Deps>): RouteDef[] {
         }
         const row = { id: crypto.randomUUID(), tenant_id: t, mode: body.mode, proposals: JSON.stringify(proposals), actor: caller!.id, created_at: now() };
         await services.db('netsec_healing_runs').insert(row);
+        if (body.mode === 'propose') await audit(services, caller!, 'evaluate_healing', 'healing_run', row.id, { proposals: proposals.length });
         return { id: row.id, mode: body.mode, proposals, actor: row.actor, created_at: row.created_at };
       },
     }),

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { Conflict, invalid, NotFound, StateConflict } from '../../../core/errors';
 import type { RouteDef, RouteMaker } from '../../../core/plugin';
-import type { Deps } from '../deps';
+import { audit, type Deps } from '../deps';
 import { diffPolicies, evaluate, sortPolicies, type Policy } from './policy';
 import * as s from './schemas';
 import { activeSet, createZone, drafts, memberText, policyOf, saveMembers, zone, zoneOf, zones } from './store';
@@ -33,7 +33,9 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
       body: s.zoneBody, response: s.zone, status: 201, errors: [409, 422],
       handler: async ({ body, caller, services }) => {
         const members = [...new Set(body.members.map((m) => memberText(m)!))];
-        return createZone(services.db, caller!.tenantId, { ...body, members }, services.clock.now().toISOString());
+        const created = await createZone(services.db, caller!.tenantId, { ...body, members }, services.clock.now().toISOString());
+        await audit(services, caller!, 'create_zone', 'zone', created.id, { name: created.name, kind: created.kind, members: members.length });
+        return created;
       },
     }),
     route({
@@ -43,6 +45,7 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const z0 = await zone(services.db, caller!.tenantId, params.zone_id);
         if (body.name && body.name !== z0.name && (await services.db('netsec_zones').where({ tenant_id: caller!.tenantId, name: body.name }).first('id'))) throw new Conflict(`A zone named "${body.name}" exists`, 'ZONE_EXISTS');
         await services.db('netsec_zones').where({ id: z0.id, tenant_id: caller!.tenantId }).update({ ...body, updated_at: services.clock.now().toISOString() });
+        await audit(services, caller!, 'update_zone', 'zone', z0.id, body);
         return zone(services.db, caller!.tenantId, z0.id);
       },
     }),
@@ -56,6 +59,7 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         if (dup.length) throw new Conflict(`Already members of ${z0.name}: ${dup.join(', ')}`, 'MEMBER_EXISTS');
         const now = services.clock.now().toISOString();
         await saveMembers(services.db, caller!.tenantId, z0.id, [...z0.members, ...add.map((value) => ({ value, added_at: now }))], now);
+        await audit(services, caller!, 'add_zone_members', 'zone', z0.id, { members: add });
         return zone(services.db, caller!.tenantId, z0.id);
       },
     }),
@@ -69,6 +73,7 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         if (!z0.members.some((x) => x.value === m)) throw new NotFound(`${m} is not a member of ${z0.name}`, 'MEMBER_NOT_FOUND');
         const now = services.clock.now().toISOString();
         await saveMembers(services.db, caller!.tenantId, z0.id, z0.members.filter((x) => x.value !== m), now);
+        await audit(services, caller!, 'remove_zone_member', 'zone', z0.id, { member: m });
         return zone(services.db, caller!.tenantId, z0.id);
       },
     }),
@@ -85,6 +90,7 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const { name, priority, ...rest } = body;
         const row = { id: crypto.randomUUID(), tenant_id: t, name, priority, body: JSON.stringify(rest), created_at: now, updated_at: now };
         await services.db('netsec_policies').insert(row);
+        await audit(services, caller!, 'create_policy', 'policy', row.id, { name, priority, ...rest });
         return policyOf(row);
       },
     }),

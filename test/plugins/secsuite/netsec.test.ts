@@ -33,6 +33,8 @@ describe('secsuite: network security (/secsuite/netsec)', () => {
         expect(r.status).to.equal(201);
         z[name] = r.body.id;
       }
+      const logged = await t.host.services.db('actions').where({ action: 'create_zone', target_id: z.web }).first();
+      expect(logged).to.include({ tenant_id: 'ns-a', result: 'succeeded', source: 'manual' });
       expect((await t.request('POST', `${P}/zones`, { token: member, body: { name: 'web' } })).status).to.equal(409);
       expect((await t.request('POST', `${P}/zones`, { token: member, body: { name: 'x', members: ['10.0.0.0/33'] } })).status).to.equal(422);
       expect((await t.request('POST', `${P}/zones`, { token: viewer, body: { name: 'y' } })).status).to.equal(403);
