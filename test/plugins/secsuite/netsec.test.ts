@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import secsuite from '../../../plugins/secsuite';
 import security from '../../../plugins/security';
-import { startHost, type TestHost } from '../../helpers/host';
+import { eachDatabase, startHost, type TestHost } from '../../helpers/host';
 
 const P = '/secsuite/netsec';
 
@@ -10,7 +10,8 @@ function sip(start: string, h: { callId: string; cseq: string; from?: string; to
   return [start, 'Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bK776asdhds', `From: <${h.from ?? 'sip:100@198.51.100.7'}>;tag=1928301774`, `To: <${h.to ?? 'sip:200@pbx.example'}>`, `Call-ID: ${h.callId}`, `CSeq: ${h.cseq}`, ...(h.ua ? [`User-Agent: ${h.ua}`] : []), 'Content-Length: 0', '', ''].join('\r\n');
 }
 
-describe('secsuite: network security (/secsuite/netsec)', () => {
+// Versioned policy sets, JSON members, booleans and unique names: run on both databases.
+eachDatabase('secsuite: network security (/secsuite/netsec)', (dbKind) => {
   let t: TestHost;
   let op: string;
   let member: string;
@@ -18,7 +19,7 @@ describe('secsuite: network security (/secsuite/netsec)', () => {
   let other: string; // operator of another tenant
   const z: Record<string, string> = {};
   before(async () => {
-    t = await startHost({ plugins: [security, secsuite] });
+    t = await startHost({ db: dbKind, plugins: [security, secsuite] });
     op = (await t.userToken('operator', 'ns-a')).token;
     member = (await t.userToken('member', 'ns-a')).token;
     viewer = (await t.userToken('viewer', 'ns-a')).token;
