@@ -25,6 +25,8 @@ interface Block {
  */
 export class Responder {
   private readonly blocks = new Map<string, Block>();
+  /** Local changes to `blocks`, so that a reload racing one does not undo it. */
+  private changes = 0;
 
   constructor(
     private readonly db: Db,
@@ -34,8 +36,14 @@ export class Responder {
     private readonly now: () => Date,
   ) {}
 
+  /** Reads the blocks from the database (at start, then periodically: other hosts lock and unlock too). */
   async load(): Promise<void> {
-    for (const r of await this.db('security_user_blocks')) this.blocks.set(r.user_id, { kind: r.kind, until: r.until ? Date.parse(r.until) : null });
+    const seen = this.changes;
+    const rows = await this.db('security_user_blocks');
+    // A local lock or unlock while reading: this read may predate it; the next one will not.
+    if (seen !== this.changes) return;
+    this.blocks.clear();
+    for (const r of rows) this.blocks.set(r.user_id, { kind: r.kind, until: r.until ? Date.parse(r.until) : null });
   }
 
   /** The login check: a locked or disabled user is refused after a correct password. */
@@ -70,6 +78,7 @@ export class Responder {
     const row = { user_id: user.id, tenant_id: user.tenant_id, kind, until, action_id: action.id, created_at: action.created_at };
     await this.db('security_user_blocks').insert(row).onConflict('user_id').merge();
     this.blocks.set(user.id, { kind, until: until ? Date.parse(until) : null });
+    this.changes += 1;
     return action;
   }
 
@@ -107,6 +116,7 @@ export class Responder {
     if (a.action === 'lock_account' || a.action === 'disable_user') {
       await this.db('security_user_blocks').where({ user_id: a.target_id, action_id: a.id }).delete();
       if (!(await this.db('security_user_blocks').where({ user_id: a.target_id }).first())) this.blocks.delete(a.target_id);
+      this.changes += 1;
     } else if (a.action === 'isolate_node') {
       await this.mesh.resumeNode(a.target_id, { source: 'manual', actor, cause: a.id });
     }

@@ -13,6 +13,9 @@ import { watchSources } from './sources';
 import { actionOf, SecurityStore, type RuleResponder } from './store';
 import { pageOf } from '../../core/pagination';
 
+/** How often the account blocks are read again from the database. */
+const BLOCK_SYNC_MS = 5000;
+
 export interface SecurityDeps {
   db: Db;
   events: EventBus;
@@ -31,6 +34,7 @@ export class SecurityCore implements SecurityService {
   readonly predictive: Predictive;
   readonly keySources: KeySource[] = [];
   private unwatch: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
   readonly now: () => Date;
 
   constructor(private readonly d: SecurityDeps) {
@@ -43,6 +47,9 @@ export class SecurityCore implements SecurityService {
 
   async start(): Promise<void> {
     await this.responder.load();
+    // Locks taken or lifted by another host on a shared database reach this one within a few seconds.
+    this.timer = setInterval(() => void this.responder.load().catch((err: Error) => this.d.log.warn({ err: err.message }, 'security blocks not reloaded')), BLOCK_SYNC_MS);
+    this.timer.unref();
     this.d.accounts.addLoginCheck((user) => this.responder.refusal(user.id));
     // A locked or disabled user's tokens are refused too, even one issued in the second of the lock.
     this.d.auth.addClaimsCheck((claims) => (this.responder.refusal(claims.sub) ? { valid: false, reason: 'revoked' } : null));
@@ -51,6 +58,7 @@ export class SecurityCore implements SecurityService {
 
   async stop(): Promise<void> {
     this.unwatch?.();
+    if (this.timer) clearInterval(this.timer);
     await Promise.allSettled([...this.predictive.pending]);
     await this.store.settled();
   }
