@@ -31,6 +31,11 @@ export class RateLimiter {
   /** tenant -> end of the window its refusal was reported for (bounded by the number of tenants). */
   private readonly reported = new Map<string, number>();
 
+  /** Live budgets and remembered tenant plans (for the cache gauges). */
+  get sizes(): { buckets: number; plans: number } {
+    return { buckets: this.buckets.size, plans: this.plans.size };
+  }
+
   constructor(
     private readonly config: Config,
     private readonly lookup: PlanLookup,
