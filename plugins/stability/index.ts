@@ -1,4 +1,5 @@
 import { definePlugin, provide } from '../../core/plugin';
+import { chaosRunsRef } from '../../core/contracts/chaos';
 import { core } from '../../core/services';
 import { deps, stabilityRef } from './deps';
 import { checkRoutes } from './routes-checks';
@@ -13,7 +14,7 @@ export default definePlugin({
   deps,
   provides: [
     provide(stabilityRef, {
-      deps: { db: core.db, mesh: core.mesh, auth: core.auth, events: core.events, log: core.log },
+      deps: { db: core.db, mesh: core.mesh, auth: core.auth, events: core.events, log: core.log, chaos: chaosRunsRef },
       factory: (d) => new Stability(d),
       start: (s) => s.start(),
       stop: (s) => s.stop(),

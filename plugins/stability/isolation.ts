@@ -120,7 +120,17 @@ export async function attack(db: Db, auth: AuthService, base: string, onProgress
   }
   const ownedIds = [...owned.keys()];
 
-  // 2. BOLA: B (operator, the highest tenant role) names A's objects in every parameterised route.
+  // 2. BOLA by listing: nothing of A's in any of B's lists. First, before B has sent A's ids
+  // anywhere (B's own records of its probes would echo them back).
+  for (const op of lists) {
+    const r = await callSelf(base, 'GET', op.path, { token: b.operator.token });
+    const seen = ownedIds.filter((id) => text(r).includes(id));
+    const body = text(r);
+    const at = seen.length ? body.indexOf(seen[0]!) : -1;
+    record({ kind: 'bola_list', method: 'GET', path: op.path, as: `${b.id}/operator`, status: r.status, verdict: ok(r.status) && seen.length ? 'leak' : r.status >= 500 ? 'server_error' : 'refused', evidence: seen.length ? `A's ids ${seen.slice(0, 3).join(', ')} (${seen.map((id) => owned.get(id)).slice(0, 3).join('; ')}) in: …${body.slice(Math.max(0, at - 300), at + 100)}…` : null });
+  }
+
+  // 3. BOLA: B (operator, the highest tenant role) names A's objects in every parameterised route.
   for (const op of ops.filter((o) => o.params.length && o.access !== 'public')) {
     const seg = op.path.split('/')[1];
     const candidates = [...owned.entries()].sort(([, x], [, y]) => Number(y.split(' ')[1]?.split('/')[1] === seg) - Number(x.split(' ')[1]?.split('/')[1] === seg)).map(([id]) => id);
@@ -145,13 +155,6 @@ export async function attack(db: Db, auth: AuthService, base: string, onProgress
       const leaked = ok(r.status) && ownedIds.some((id) => text(r).includes(id));
       record({ kind: 'id_guess', method: op.method, path, as: `${b.id}/operator`, status: r.status, verdict: leaked ? 'leak' : r.status >= 500 ? 'server_error' : 'refused', evidence: leaked || r.status >= 500 ? text(r).slice(0, 300) : null });
     }
-  }
-
-  // 3. BOLA by listing: nothing of A's in any of B's lists.
-  for (const op of lists) {
-    const r = await callSelf(base, 'GET', op.path, { token: b.operator.token });
-    const seen = ownedIds.filter((id) => text(r).includes(id));
-    record({ kind: 'bola_list', method: 'GET', path: op.path, as: `${b.id}/operator`, status: r.status, verdict: ok(r.status) && seen.length ? 'leak' : r.status >= 500 ? 'server_error' : 'refused', evidence: seen.length ? `A's ids ${seen.slice(0, 3).join(', ')} (${seen.map((id) => owned.get(id)).slice(0, 3).join('; ')})` : null });
   }
 
   // 4. BFLA: B's viewer on every write and every route above viewer; a forged token everywhere.

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import { Conflict } from '../../core/errors';
+import type { ChaosRuns } from '../../core/contracts/chaos';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { attack } from './isolation';
 import { seedScenarios, StressTests } from './stress';
 import { Runs, type Run } from './store';
 
-type D = Pick<Services, 'db' | 'mesh' | 'auth' | 'events' | 'log'>;
+type D = Pick<Services, 'db' | 'mesh' | 'auth' | 'events' | 'log'> & { chaos: ChaosRuns };
 
 /** The group's long operations: stress tests, and attack simulations with their findings. */
 export class Stability {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Conflict, invalid, NotFound } from '../../core/errors';
+import type { ChaosRuns } from '../../core/contracts/chaos';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { runLoad } from './load';
@@ -46,17 +47,17 @@ export async function listScenarios(services: Pick<Services, 'db'>): Promise<Sce
   return rows.map((r) => ({ ...r, target: JSON.parse(r.target) }));
 }
 
-/** 409 while a chaos experiment runs: a stress test over injected faults measures neither. */
-export async function refuseOverChaos(services: Pick<Services, 'db'>): Promise<void> {
-  const live = await services.db('chaos_experiments').where({ status: 'running' }).andWhere('lease_until', '>', new Date().toISOString()).first('id');
-  if (live) throw new Conflict(`chaos experiment ${live.id} is running; a stress test waits for it to end`, 'CHAOS_ACTIVE');
+/** 409 while a chaos experiment runs on any host: a stress test over injected faults measures neither. */
+export async function refuseOverChaos(chaos: ChaosRuns): Promise<void> {
+  const [live] = await chaos.active();
+  if (live) throw new Conflict(`chaos experiment ${live.id} (${live.injection_type} on ${live.target_domains.join(', ')}) is running; a stress test waits for it to end`, 'CHAOS_ACTIVE');
 }
 
 export class StressTests {
   private current: AbortController | null = null;
 
   constructor(
-    private readonly services: Pick<Services, 'db' | 'mesh' | 'auth' | 'events'>,
+    private readonly services: Pick<Services, 'db' | 'mesh' | 'auth' | 'events'> & { chaos: ChaosRuns },
     private readonly runs: Runs,
   ) {}
 
@@ -74,7 +75,7 @@ export class StressTests {
       const issues = this.services.mesh.validateInput(def.target.domain, def.target.task, def.target.input);
       if (issues.length) throw invalid([...loc, 'input'], issues.map((i) => i.msg).join('; '));
     }
-    await refuseOverChaos(this.services);
+    await refuseOverChaos(this.services.chaos);
     if (this.current || (await this.runs.list('stress_test', caller.tenantId, 1, 'running')).length) throw new Conflict('a stress test is already running on this host; one at a time keeps the load bounded', 'STRESS_TEST_RUNNING');
     const run = await this.runs.create('stress_test', caller.tenantId, def, caller.id);
     this.current = new AbortController();

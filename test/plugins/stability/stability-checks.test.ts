@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import chaos from '../../../plugins/chaos';
 import incidents from '../../../plugins/incidents';
 import kernels from '../../../plugins/kernels';
 import leads from '../../../plugins/leads';
@@ -17,7 +18,7 @@ describe('stability: hardening, failure analysis, consistency, observability, la
   let viewer: string;
   let acme: string;
   before(async () => {
-    t = await startHost({ plugins: [kernels, mesh, incidents, workflows, leads, stability], config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['analytics', 'probe'] } } });
+    t = await startHost({ plugins: [kernels, mesh, chaos, incidents, workflows, leads, stability], config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['analytics', 'probe'] } } });
     op = (await t.userToken('operator')).token;
     member = (await t.userToken('member')).token;
     viewer = (await t.userToken('viewer')).token;
