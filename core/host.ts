@@ -169,12 +169,14 @@ export class Host {
     }
 
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes));
+    this.lifecycle.app = app;
     this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, IncomingMessage: app.IncomingMessage, ServerResponse: app.ServerResponse }, app);
     this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets ?? []), this.services);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(this.config.server.port, this.config.server.host, () => resolve());
     });
+    this.lifecycle.httpPort = this.port;
     this.lifecycle.state = 'running';
     this.log.info({ port: this.port, plugins: this.plugins.map((p) => p.id) }, 'host started');
     return { port: this.port, admin };

@@ -1,0 +1,86 @@
+import { Unavailable } from '../../core/errors';
+import type { Services } from '../../core/services';
+import { Certificates } from './certs/service';
+import { Probes } from './checks/probes';
+import { Scheduler } from './checks/scheduler';
+import { CustomerRecords } from './customers/service';
+import { Provisioner } from './customers/provision';
+import { Rolling } from './deploy/rolling';
+import { Deployments } from './deploy/service';
+import { HttpsListener } from './https/listener';
+import { HttpsMonitor } from './https/monitor';
+import { Upgrades } from './upgrade/service';
+
+/** Everything the automation routes use, made once per host at plugin start. */
+export class Automation {
+  readonly now = () => new Date();
+  readonly certs: Certificates;
+  readonly https: HttpsListener;
+  readonly monitor: HttpsMonitor;
+  readonly deployments: Deployments;
+  readonly probes: Probes;
+  readonly scheduler: Scheduler;
+  readonly customers: CustomerRecords;
+  readonly upgrades: Upgrades;
+
+  constructor(readonly services: Services) {
+    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, auth } = services;
+    this.certs = new Certificates(db, config, actions, events, log, this.now);
+    this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
+    this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
+    this.deployments = new Deployments(db, mesh, actions, events, log, config);
+    this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
+    this.customers = new CustomerRecords(db, config, accounts, mesh, actions, events, log, new Provisioner(db, config, accounts, auth, mesh, lifecycle));
+    this.upgrades = new Upgrades(db, config, mesh, new Rolling(mesh, config.automation.deployments), actions, events, log);
+    this.scheduler = new Scheduler(db, config, log, {
+      health_check: async () => {
+        const r = await this.probes.run(this.probes.defaultTargets());
+        return { ok: r.every((x) => x.ok), summary: { targets: r.length, failing: r.filter((x) => !x.ok).map((x) => x.target) } };
+      },
+      https_check: async () => {
+        const r = await this.monitor.checkAll();
+        return { ok: r.every((x) => x.ok && x.authorized), summary: { targets: r.length, failing: r.filter((x) => !(x.ok && x.authorized)).map((x) => x.target) } };
+      },
+      certificate_renewal: async () => {
+        const r = await this.certs.renewDue();
+        return { ok: r.failed.length === 0, summary: r };
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.scheduler.start();
+    // HTTPS that was enabled before a restart comes back once the HTTP app is built.
+    const timer = setInterval(() => {
+      if (this.services.lifecycle.state === 'starting') return;
+      clearInterval(timer);
+      if (this.services.lifecycle.state === 'running') void this.https.sync().catch((err: Error) => this.services.log.warn({ err: err.message }, 'HTTPS could not be restored'));
+    }, 50);
+    timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    await this.scheduler.stop();
+    await Promise.all([this.deployments.stop(), this.customers.stop(), this.upgrades.stop()]);
+    await this.https.disable();
+  }
+}
+
+const contexts = new WeakMap<Services, Automation>();
+
+export function automationOf(services: Services): Automation {
+  const a = contexts.get(services);
+  if (!a) throw new Unavailable('The automation plugin is not started');
+  return a;
+}
+
+export async function startAutomation(services: Services): Promise<void> {
+  const a = new Automation(services);
+  contexts.set(services, a);
+  await a.start();
+}
+
+export async function stopAutomation(services: Services): Promise<void> {
+  await contexts.get(services)?.stop();
+  contexts.delete(services);
+}
