@@ -112,8 +112,8 @@ export class LocalCa {
       ],
     });
     return {
-      certPem: cert.toString('pem'),
-      chainPem: ca.cert.toString('pem'),
+      certPem: `${cert.toString('pem').trim()}\n`,
+      chainPem: `${ca.cert.toString('pem').trim()}\n`,
       keyPem: pem('PRIVATE KEY', await crypto.webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
     };
   }

@@ -41,7 +41,7 @@ export class HttpsListener {
   }
 
   private context(row: CertRow) {
-    return { cert: `${row.cert_pem}${row.chain_pem ?? ''}`, key: this.certs.keyPem(row), minVersion: 'TLSv1.2' as const };
+    return { cert: [row.cert_pem!, row.chain_pem ?? ''].map((p) => p.trim()).filter(Boolean).join('\n'), key: this.certs.keyPem(row), minVersion: 'TLSv1.2' as const };
   }
 
   /** Starts (or, when running, switches the certificate of) the listener. */

@@ -36,14 +36,14 @@ export function verifyTls(target: { host: string; port: number; servername?: str
     socket.once('secureConnect', () => {
       const ms = Math.round((performance.now() - t0) * 1000) / 1000;
       const chain: VerifyResult['chain'] = [];
-      let peer = socket.getPeerX509Certificate();
+      const leaf = socket.getPeerX509Certificate();
+      let peer = leaf;
       const seen = new Set<string>();
       while (peer && !seen.has(peer.fingerprint256)) {
         seen.add(peer.fingerprint256);
         chain.push({ subject: peer.subject, issuer: peer.issuer, serial: peer.serialNumber, not_before: new Date(peer.validFrom).toISOString(), not_after: new Date(peer.validTo).toISOString(), fingerprint_sha256: peer.fingerprint256 });
         peer = peer.issuerCertificate;
       }
-      const leaf = socket.getPeerX509Certificate();
       let authError = socket.authorizationError ? String(socket.authorizationError) : null;
       // Node checks the chain; the name is checked here (an IP target against its IP SANs).
       if (!authError && leaf) {
