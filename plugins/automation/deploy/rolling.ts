@@ -86,14 +86,17 @@ export class Rolling {
   /** Nodes this engine added (a restart does not replace them again). */
   private readonly added = new Set<string>();
 
+  /**
+   * Drain before replace: the node takes no new tasks, its in-flight tasks finish (until the
+   * drain deadline, after which they are aborted), then its threads end and it is removed.
+   */
   async drainAndRemove(nodeId: string, actor: ActionActor): Promise<void> {
     const { node } = this.mesh.nodeOf(nodeId);
-    if (node.state !== 'drained' && node.state !== 'draining') await this.mesh.drainNode(nodeId, { deadline_seconds: this.cfg.drainDeadlineSeconds, force: true }, actor);
-    const until = Date.now() + (this.cfg.drainDeadlineSeconds + 5) * 1000;
-    while (node.state !== 'drained' || node.busy) {
-      if (Date.now() > until) throw new Error(`node ${nodeId} did not finish draining`);
-      await sleep(25);
-    }
+    if (node.state !== 'drained' && node.state !== 'draining') await this.mesh.drainNode(nodeId, { deadline_seconds: this.cfg.drainDeadlineSeconds }, actor);
+    const deadline = Date.now() + this.cfg.drainDeadlineSeconds * 1000;
+    while (node.state === 'draining' && node.inFlight > 0 && Date.now() < deadline) await sleep(25);
+    if (node.state === 'draining') await this.mesh.completeDrain(nodeId, { force: node.inFlight > 0 }, actor);
+    while (node.busy) await sleep(25);
     await this.mesh.removeNode(nodeId, actor);
   }
 
