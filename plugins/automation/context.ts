@@ -1,5 +1,5 @@
-import { Unavailable } from '../../core/errors';
-import type { Services } from '../../core/services';
+import { createServiceRef, type Resolved } from '../../core/plugin';
+import { core } from '../../core/services';
 import { Certificates } from './certs/service';
 import { Probes } from './checks/probes';
 import { Scheduler } from './checks/scheduler';
@@ -11,9 +11,14 @@ import { HttpsListener } from './https/listener';
 import { HttpsMonitor } from './https/monitor';
 import { Upgrades } from './upgrade/service';
 
+export const automationDeps = {
+  db: core.db, config: core.config, log: core.log, events: core.events, actions: core.actions, mesh: core.mesh,
+  health: core.health, lifecycle: core.lifecycle, accounts: core.accounts, auth: core.auth, clock: core.clock,
+};
+
 /** Everything the automation routes use, made once per host at plugin start. */
 export class Automation {
-  readonly now = () => new Date();
+  readonly now: () => Date;
   readonly certs: Certificates;
   readonly https: HttpsListener;
   readonly monitor: HttpsMonitor;
@@ -23,8 +28,9 @@ export class Automation {
   readonly customers: CustomerRecords;
   readonly upgrades: Upgrades;
 
-  constructor(readonly services: Services) {
-    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, auth } = services;
+  constructor(readonly services: Resolved<typeof automationDeps>) {
+    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, auth, clock } = services;
+    this.now = () => clock.now();
     this.certs = new Certificates(db, config, actions, events, log, this.now);
     this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
     this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
@@ -66,21 +72,5 @@ export class Automation {
   }
 }
 
-const contexts = new WeakMap<Services, Automation>();
-
-export function automationOf(services: Services): Automation {
-  const a = contexts.get(services);
-  if (!a) throw new Unavailable('The automation plugin is not started');
-  return a;
-}
-
-export async function startAutomation(services: Services): Promise<void> {
-  const a = new Automation(services);
-  contexts.set(services, a);
-  await a.start();
-}
-
-export async function stopAutomation(services: Services): Promise<void> {
-  await contexts.get(services)?.stop();
-  contexts.delete(services);
-}
+/** The automation engine, a service of this plugin for its own handlers (not shared). */
+export const automationRef = createServiceRef<Automation>('automation.engine');

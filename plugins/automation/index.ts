@@ -1,5 +1,6 @@
-import { definePlugin } from '../../core/plugin';
-import { startAutomation, stopAutomation } from './context';
+import { definePlugin, provide } from '../../core/plugin';
+import { Automation, automationDeps, automationRef } from './context';
+import { deps } from './deps';
 import { automationMigrations } from './migrations';
 import { certRoutes } from './routes/certs';
 import { checkRoutes } from './routes/checks';
@@ -15,9 +16,23 @@ import { upgradeRoutes } from './routes/upgrade';
 export default definePlugin({
   id: 'automation',
   prefix: '',
-  services: ['db', 'config', 'log', 'events', 'actions', 'mesh', 'health', 'lifecycle', 'accounts', 'auth'],
+  deps,
+  provides: [
+    provide(automationRef, {
+      deps: automationDeps,
+      factory: (d) => new Automation(d),
+      start: (a) => a.start(),
+      stop: (a) => a.stop(),
+    }),
+  ],
   migrations: automationMigrations,
-  start: (services) => startAutomation(services),
-  stop: (services) => stopAutomation(services),
-  routes: [...certRoutes(), ...httpsRoutes(), ...deploymentRoutes(), ...checkRoutes(), ...customerRoutes(), ...onboardingRoutes(), ...upgradeRoutes()],
+  routes: (route) => [
+    ...certRoutes(route),
+    ...httpsRoutes(route),
+    ...deploymentRoutes(route),
+    ...checkRoutes(route),
+    ...customerRoutes(route),
+    ...onboardingRoutes(route),
+    ...upgradeRoutes(route),
+  ],
 });

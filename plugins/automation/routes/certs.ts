@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { HttpError, NotFound } from '../../../core/errors';
 import { coded, NotConfigured, StateConflict } from '../errors';
 import { pageOf } from '../../../core/pagination';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { certView, type CertRow } from '../certs/service';
 import { certificate, certParams, gated, listQuery, provisionBody } from '../schemas';
 
@@ -12,7 +12,7 @@ function issuerFailed(err: unknown): HttpError {
   return err instanceof HttpError ? err : coded(502, 'ISSUER_FAILED', `The certificate authority did not issue: ${(err as Error).message}`);
 }
 
-export const certRoutes = (): RouteDef[] => [
+export const certRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
@@ -25,7 +25,7 @@ export const certRoutes = (): RouteDef[] => [
     status: 201,
     errors: [422, 502, 503],
     handler: async ({ body, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const names = [...new Set(body.names)];
       if (body.issuer === 'acme' && !a.certs.acme.configured) throw new NotConfigured('automation.acme.directoryUrl');
       try {
@@ -45,7 +45,7 @@ export const certRoutes = (): RouteDef[] => [
     response: certificate,
     errors: [404, 409, 422, 502, 503],
     handler: async ({ params, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const row = await a.certs.get(caller!.tenantId, params.cert_id);
       if (row.state !== 'active') throw new StateConflict(row.state, [], `A ${row.state} certificate cannot be renewed; provision a new one`);
       try {
@@ -65,7 +65,7 @@ export const certRoutes = (): RouteDef[] => [
     response: z.object({ certificates: z.array(certificate), next_cursor: z.string().nullable() }),
     errors: [422],
     handler: async ({ query, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const page = await pageOf(services.db('automation_certificates').where({ tenant_id: caller!.tenantId }), query.limit, query.cursor);
       return { certificates: page.items.map((r) => certView(r as CertRow, a.now())), next_cursor: page.next_cursor };
     },
@@ -80,7 +80,7 @@ export const certRoutes = (): RouteDef[] => [
     response: z.object({ days: z.number().int(), until: z.string(), certificates: z.array(certificate) }),
     errors: [422],
     handler: async ({ query, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const rows = await a.certs.expiring(caller!.tenantId, query.days);
       return { days: query.days, until: new Date(a.now().getTime() + query.days * 86400_000).toISOString(), certificates: rows.map((r) => certView(r, a.now())) };
     },
@@ -95,7 +95,7 @@ export const certRoutes = (): RouteDef[] => [
     response: certificate,
     errors: [404, 422],
     handler: async ({ params, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       return certView(await a.certs.get(caller!.tenantId, params.cert_id), a.now());
     },
   }),
@@ -108,7 +108,7 @@ export const certRoutes = (): RouteDef[] => [
     produces: 'text/plain',
     errors: [404],
     handler: async ({ params, services, res }) => {
-      const answer = await automationOf(services).certs.acme.challenge(params.token);
+      const answer = await services.automation.certs.acme.challenge(params.token);
       if (!answer) throw new NotFound('No such challenge');
       res.status(200).type('text/plain').send(answer);
     },

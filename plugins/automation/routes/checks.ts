@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalid, NotFound } from '../../../core/errors';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { readinessChecks, saveReport } from '../checks/readiness';
 import { gated, jsonObject } from '../schemas';
 
@@ -25,7 +25,7 @@ const target = z.discriminatedUnion('kind', [
   z.object({ name: z.string().min(1).max(64), kind: z.enum(['database', 'redis']) }),
 ]);
 
-export const checkRoutes = (): RouteDef[] => [
+export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
@@ -36,7 +36,7 @@ export const checkRoutes = (): RouteDef[] => [
     response: z.object({ healthy: z.boolean(), results: z.array(probeResult) }),
     errors: [422],
     handler: async ({ body, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const kernels = new Set(services.mesh.kernels().map((k) => k.id));
       body.targets?.forEach((t, i) => {
         if (t.kind === 'kernel' && !kernels.has(t.domain)) throw invalidTarget(i, `Unknown kernel "${t.domain}"`);
@@ -54,7 +54,7 @@ export const checkRoutes = (): RouteDef[] => [
     access: 'viewer',
     response: z.object({ healthy: z.boolean(), targets: z.array(probeResult) }),
     handler: async ({ services }) => {
-      const targets = await automationOf(services).probes.latest();
+      const targets = await services.automation.probes.latest();
       return { healthy: targets.every((t) => t.ok), targets };
     },
   }),
@@ -67,7 +67,7 @@ export const checkRoutes = (): RouteDef[] => [
     response: report,
     status: 201,
     handler: async ({ caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const checks = await readinessChecks(services.db, services.config, services.mesh, a.https.running);
       const r = await saveReport(services.db, checks, caller!.id);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'validate_readiness', target_type: 'readiness', target_id: r.id, result: r.ready ? 'succeeded' : 'failed', tenant_id: caller!.tenantId, detail: { failing: checks.filter((c) => !c.ok).map((c) => c.name) } });
@@ -95,7 +95,7 @@ export const checkRoutes = (): RouteDef[] => [
     summary: 'Whether the scheduler runs, which host holds its lease, each job with its cron, next and last run',
     access: 'viewer',
     response: schedulerStatus,
-    handler: ({ services }) => automationOf(services).scheduler.status(),
+    handler: ({ services }) => services.automation.scheduler.status(),
   }),
   route({
     ...gated,
@@ -105,7 +105,7 @@ export const checkRoutes = (): RouteDef[] => [
     access: 'operator',
     response: schedulerStatus,
     handler: async ({ caller, services }) => {
-      const s = automationOf(services).scheduler;
+      const s = services.automation.scheduler;
       await s.setRunning(true);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'start_scheduler', target_type: 'scheduler', target_id: 'main', result: 'succeeded', tenant_id: caller!.tenantId });
       return s.status();
@@ -119,7 +119,7 @@ export const checkRoutes = (): RouteDef[] => [
     access: 'operator',
     response: schedulerStatus,
     handler: async ({ caller, services }) => {
-      const s = automationOf(services).scheduler;
+      const s = services.automation.scheduler;
       await s.setRunning(false);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'stop_scheduler', target_type: 'scheduler', target_id: 'main', result: 'succeeded', tenant_id: caller!.tenantId });
       return s.status();
@@ -133,7 +133,7 @@ export const checkRoutes = (): RouteDef[] => [
     access: 'operator',
     response: z.object({ ok: z.boolean(), runs: z.record(z.string(), lastRun) }),
     handler: async ({ caller, services }) => {
-      const runs = await automationOf(services).scheduler.runAll();
+      const runs = await services.automation.scheduler.runAll();
       const ok = Object.values(runs).every((r) => r.ok);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'run_checks_now', target_type: 'scheduler', target_id: 'main', result: ok ? 'succeeded' : 'failed', tenant_id: caller!.tenantId });
       return { ok, runs };

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { recordView } from '../customers/service';
 import { STEP_ORDER, type StepName } from '../customers/templates';
 import type { ProvisionSpec } from '../customers/provision';
@@ -53,7 +53,7 @@ export function specOf(b: z.output<typeof onboardBody>, steps: StepName[] = [...
   };
 }
 
-export const customerRoutes = (): RouteDef[] => [
+export const customerRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
@@ -65,7 +65,7 @@ export const customerRoutes = (): RouteDef[] => [
     response: recordSchema,
     status: 201,
     errors: [409, 422],
-    handler: async ({ body, caller, services }) => recordView(await automationOf(services).customers.onboard(caller!, specOf(body))),
+    handler: async ({ body, caller, services }) => recordView(await services.automation.customers.onboard(caller!, specOf(body))),
   }),
   route({
     ...gated,
@@ -76,7 +76,7 @@ export const customerRoutes = (): RouteDef[] => [
     params: idParams,
     response: recordSchema,
     errors: [404, 422],
-    handler: async ({ params, services }) => recordView(await automationOf(services).customers.get('customer', params.customer_id)),
+    handler: async ({ params, services }) => recordView(await services.automation.customers.get('customer', params.customer_id)),
   }),
   route({
     ...gated,
@@ -88,7 +88,7 @@ export const customerRoutes = (): RouteDef[] => [
     response: z.object({ customer_id: z.string(), customer_tenant: z.string(), valid: z.boolean(), checks: z.array(z.object({ step: z.string(), ok: z.boolean(), evidence: z.string() })), checked_at: z.string() }),
     errors: [404, 422],
     handler: async ({ params, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       return c.validate(caller!, await c.get('customer', params.customer_id));
     },
   }),
@@ -110,7 +110,7 @@ export const customerRoutes = (): RouteDef[] => [
     }),
     errors: [404, 409, 422],
     handler: async ({ params, query, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       return c.offboard(caller!, await c.get('customer', params.customer_id), query.dry_run === 'true');
     },
   }),

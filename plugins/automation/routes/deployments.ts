@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageOf } from '../../../core/pagination';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { DEPLOY_STATES, deployView, type DeployRow } from '../deploy/service';
 import { gated, listQuery } from '../schemas';
 
@@ -23,7 +23,7 @@ const deployment = z.object({
 });
 const idParams = z.object({ deployment_id: z.uuid() });
 
-export const deploymentRoutes = (): RouteDef[] => [
+export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
@@ -35,7 +35,7 @@ export const deploymentRoutes = (): RouteDef[] => [
     response: deployment,
     status: 201,
     errors: [422],
-    handler: async ({ body, caller, services }) => deployView(await automationOf(services).deployments.create(caller!, body)),
+    handler: async ({ body, caller, services }) => deployView(await services.automation.deployments.create(caller!, body)),
   }),
   route({
     ...gated,
@@ -47,7 +47,7 @@ export const deploymentRoutes = (): RouteDef[] => [
     response: deployment,
     errors: [404, 409, 422],
     handler: async ({ params, caller, services }) => {
-      const d = automationOf(services).deployments;
+      const d = services.automation.deployments;
       return deployView(await d.validate(caller!, await d.get(caller!.tenantId, params.deployment_id)));
     },
   }),
@@ -62,7 +62,7 @@ export const deploymentRoutes = (): RouteDef[] => [
     status: 202,
     errors: [404, 409, 422],
     handler: async ({ params, caller, services }) => {
-      const d = automationOf(services).deployments;
+      const d = services.automation.deployments;
       return deployView(await d.execute(caller!, await d.get(caller!.tenantId, params.deployment_id)));
     },
   }),
@@ -75,7 +75,7 @@ export const deploymentRoutes = (): RouteDef[] => [
     params: idParams,
     response: deployment,
     errors: [404, 422],
-    handler: async ({ params, caller, services }) => deployView(await automationOf(services).deployments.get(caller!.tenantId, params.deployment_id)),
+    handler: async ({ params, caller, services }) => deployView(await services.automation.deployments.get(caller!.tenantId, params.deployment_id)),
   }),
   route({
     ...gated,
@@ -88,7 +88,7 @@ export const deploymentRoutes = (): RouteDef[] => [
     status: 202,
     errors: [404, 409, 422],
     handler: async ({ params, caller, services }) => {
-      const d = automationOf(services).deployments;
+      const d = services.automation.deployments;
       return deployView(await d.rollback(caller!, await d.get(caller!.tenantId, params.deployment_id)));
     },
   }),

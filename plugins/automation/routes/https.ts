@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nowIso } from '../../../core/db';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { StateConflict, coded } from '../errors';
 import { gated, listenerStatus, tlsTarget, verifyResult } from '../schemas';
 
@@ -11,7 +11,7 @@ const statusBody = z.object({
   certificate: z.object({ id: z.string(), names: z.array(z.string()), not_after: z.string().nullable(), days_left: z.number().nullable() }).nullable(),
 });
 
-export const httpsRoutes = (): RouteDef[] => [
+export const httpsRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
@@ -23,7 +23,7 @@ export const httpsRoutes = (): RouteDef[] => [
     response: statusBody,
     errors: [404, 409, 422, 503],
     handler: async ({ body, caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const cert = await a.certs.get(caller!.tenantId, body.cert_id);
       if (cert.state !== 'active') throw new StateConflict(cert.state, [], 'Only an active certificate can be served');
       try {
@@ -45,7 +45,7 @@ export const httpsRoutes = (): RouteDef[] => [
     summary: 'Whether the TLS listener runs, on which port, with which certificate, and its handshake counters',
     access: 'viewer',
     response: statusBody,
-    handler: ({ services }) => status(automationOf(services)),
+    handler: ({ services }) => status(services.automation),
   }),
   route({
     ...gated,
@@ -57,7 +57,7 @@ export const httpsRoutes = (): RouteDef[] => [
     response: verifyResult,
     errors: [409, 422],
     handler: async ({ body, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       let target = body.host && body.port ? { host: body.host, port: body.port, servername: body.servername } : null;
       if (!target) {
         const own = a.monitor.ownTarget();
@@ -78,7 +78,7 @@ export const httpsRoutes = (): RouteDef[] => [
       checks: z.array(z.object({ target: z.string(), checks: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), mean_handshake_ms: z.number().nullable() })),
       method: z.string(),
     }),
-    handler: ({ services }) => automationOf(services).monitor.metrics(),
+    handler: ({ services }) => services.automation.monitor.metrics(),
   }),
   route({
     ...gated,
@@ -92,7 +92,7 @@ export const httpsRoutes = (): RouteDef[] => [
       certificates: z.array(z.object({ id: z.string(), names: z.array(z.string()), days_left: z.number(), renew_due: z.boolean() })),
     }),
     handler: async ({ caller, services }) => {
-      const a = automationOf(services);
+      const a = services.automation;
       const targets = (await a.monitor.latest()) as Array<{ target: string; ok: boolean; authorized: boolean; days_left: number | null; protocol: string | null; handshake_ms: number | null; error: string | null; checked_at: string }>;
       const rows = await services.db('automation_certificates').where({ tenant_id: caller!.tenantId, state: 'active' }).orderBy('not_after');
       const renewDays = services.config.automation.certificates.renewBeforeDays;
@@ -113,14 +113,14 @@ export const httpsRoutes = (): RouteDef[] => [
     response: z.object({ targets: z.array(tlsTarget.extend({ servername: z.string().nullable() })) }),
     errors: [422],
     handler: async ({ body, caller, services }) => {
-      const targets = await automationOf(services).monitor.setTargets(body.targets);
+      const targets = await services.automation.monitor.setTargets(body.targets);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'update_https_targets', target_type: 'https_monitoring', target_id: 'targets', result: 'succeeded', tenant_id: caller!.tenantId, detail: { targets: targets.map((t) => `${t.host}:${t.port}`) } });
       return { targets };
     },
   }),
 ];
 
-function status(a: ReturnType<typeof automationOf>) {
+function status(a: Deps['automation']) {
   const cert = a.https.certificate;
   const days = cert?.not_after ? Math.floor(((Date.parse(cert.not_after) - a.now().getTime()) / 86400_000) * 100) / 100 : null;
   return {

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { NotFound } from '../../../core/errors';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { recordView } from '../customers/service';
 import { TEMPLATES } from '../customers/templates';
 import { povProgress } from '../customers/pov';
@@ -32,7 +32,7 @@ function fromTemplate(type: string, b: { name: string; admin_email: string; admi
   return specOf({ name: b.name, admin_email: b.admin_email, admin_name: b.admin_name, tenant_id: b.tenant_id, plan: b.plan ?? t.plan, kernel_quotas: t.kernel_quotas, starter_workflows: t.starter_workflows, first_task: t.first_task } as never);
 }
 
-export const onboardingRoutes = (): RouteDef[] => [
+export const onboardingRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     method: 'get',
     path: '/onboarding/templates/{customer_type}',
@@ -57,7 +57,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     status: 201,
     errors: [409, 422],
     handler: async ({ body, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       const spec = fromTemplate(body.customer_type, body);
       await c.check(spec, true);
       return recordView(await c.create(caller!, 'flow', spec, 'created', { customer_type: body.customer_type }));
@@ -73,7 +73,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     status: 202,
     errors: [404, 409, 422],
     handler: async ({ params, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       return recordView(await c.start(caller!, await c.get('flow', params.flow_id)));
     },
   }),
@@ -85,7 +85,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     params: flowParams,
     response: recordSchema,
     errors: [404, 422],
-    handler: async ({ params, services }) => recordView(await automationOf(services).customers.get('flow', params.flow_id)),
+    handler: async ({ params, services }) => recordView(await services.automation.customers.get('flow', params.flow_id)),
   }),
   route({
     method: 'post',
@@ -103,7 +103,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     status: 201,
     errors: [409, 422],
     handler: async ({ body, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       const spec = fromTemplate(body.customer_type, { name: body.name, admin_email: body.admin_email, tenant_id: `pov-${crypto.randomBytes(6).toString('hex')}` });
       await c.check(spec, true);
       return recordView(await c.create(caller!, 'pov', spec, 'created', { customer_type: body.customer_type, duration_days: body.duration_days, criteria: body.criteria }));
@@ -119,7 +119,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     status: 202,
     errors: [404, 409, 422],
     handler: async ({ params, caller, services }) => {
-      const c = automationOf(services).customers;
+      const c = services.automation.customers;
       return recordView(await c.start(caller!, await c.get('pov', params.deployment_id)));
     },
   }),
@@ -140,7 +140,7 @@ export const onboardingRoutes = (): RouteDef[] => [
     }),
     errors: [404, 422],
     handler: async ({ params, services }) => {
-      const row = await automationOf(services).customers.get('pov', params.deployment_id);
+      const row = await services.automation.customers.get('pov', params.deployment_id);
       return { ...recordView(row), progress: await povProgress(services.db, services.mesh, row) };
     },
   }),

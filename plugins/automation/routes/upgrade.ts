@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { route, type RouteDef } from '../../../core/plugin';
-import { automationOf } from '../context';
+import type { RouteDef, RouteMaker } from '../../../core/plugin';
+import type { Deps } from '../deps';
 import { upgradeView } from '../upgrade/service';
 import { jsonObject } from '../schemas';
 
@@ -16,7 +16,7 @@ const upgrade = z.object({
   updated_at: z.string(),
 });
 
-export const upgradeRoutes = (): RouteDef[] => [
+export const upgradeRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     method: 'post',
     path: '/upgrade/validate',
@@ -27,7 +27,7 @@ export const upgradeRoutes = (): RouteDef[] => [
     response: upgrade,
     status: 202,
     errors: [422, 503],
-    handler: async ({ body, caller, services }) => upgradeView(await automationOf(services).upgrades.validate(caller!, body.candidate ?? null)),
+    handler: async ({ body, caller, services }) => upgradeView(await services.automation.upgrades.validate(caller!, body.candidate ?? null)),
   }),
   route({
     method: 'get',
@@ -37,7 +37,7 @@ export const upgradeRoutes = (): RouteDef[] => [
     params: z.object({ validation_id: z.uuid() }),
     response: upgrade,
     errors: [404, 422],
-    handler: async ({ params, services }) => upgradeView(await automationOf(services).upgrades.get(params.validation_id, 'validation')),
+    handler: async ({ params, services }) => upgradeView(await services.automation.upgrades.get(params.validation_id, 'validation')),
   }),
   route({
     method: 'post',
@@ -48,7 +48,7 @@ export const upgradeRoutes = (): RouteDef[] => [
     response: upgrade,
     status: 201,
     errors: [404, 409, 422],
-    handler: async ({ body, caller, services }) => upgradeView(await automationOf(services).upgrades.plan(caller!, body.validation_id)),
+    handler: async ({ body, caller, services }) => upgradeView(await services.automation.upgrades.plan(caller!, body.validation_id)),
   }),
   route({
     method: 'post',
@@ -60,7 +60,7 @@ export const upgradeRoutes = (): RouteDef[] => [
     response: upgrade,
     status: 202,
     errors: [404, 409, 422],
-    handler: async ({ body, caller, services }) => upgradeView(await automationOf(services).upgrades.execute(caller!, body.plan_id)),
+    handler: async ({ body, caller, services }) => upgradeView(await services.automation.upgrades.execute(caller!, body.plan_id)),
   }),
   route({
     method: 'get',
@@ -70,6 +70,6 @@ export const upgradeRoutes = (): RouteDef[] => [
     params: z.object({ execution_id: z.uuid() }),
     response: upgrade,
     errors: [404, 422],
-    handler: async ({ params, services }) => upgradeView(await automationOf(services).upgrades.get(params.execution_id, 'execution')),
+    handler: async ({ params, services }) => upgradeView(await services.automation.upgrades.get(params.execution_id, 'execution')),
   }),
 ];
