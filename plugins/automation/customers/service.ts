@@ -126,10 +126,11 @@ export class CustomerRecords {
       throw new StateConflict(now.state, []);
     }
     await this.record(caller.id, `execute_${row.kind}`, row, 'succeeded', {});
+    const queued = await this.get(row.kind, row.id);
     const work = this.runInBackground(row, after).catch((err: Error) => this.log.error({ err: err.message, id: row.id }, 'provisioning failed'));
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
-    return this.get(row.kind, row.id);
+    return queued;
   }
 
   private async runInBackground(row: RecordRow, after?: (row: RecordRow) => Promise<void>): Promise<void> {
