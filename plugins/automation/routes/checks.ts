@@ -97,34 +97,8 @@ export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     response: schedulerStatus,
     handler: ({ services }) => services.automation.scheduler.status(),
   }),
-  route({
-    ...gated,
-    method: 'post',
-    path: '/automation/monitoring/scheduler/start',
-    summary: 'Start the scheduler (persisted; one host runs the jobs)',
-    access: 'operator',
-    response: schedulerStatus,
-    handler: async ({ caller, services }) => {
-      const s = services.automation.scheduler;
-      await s.setRunning(true);
-      await services.actions.record({ source: 'manual', actor: caller!.id, action: 'start_scheduler', target_type: 'scheduler', target_id: 'main', result: 'succeeded', tenant_id: caller!.tenantId });
-      return s.status();
-    },
-  }),
-  route({
-    ...gated,
-    method: 'post',
-    path: '/automation/monitoring/scheduler/stop',
-    summary: 'Stop the scheduler on every host (persisted)',
-    access: 'operator',
-    response: schedulerStatus,
-    handler: async ({ caller, services }) => {
-      const s = services.automation.scheduler;
-      await s.setRunning(false);
-      await services.actions.record({ source: 'manual', actor: caller!.id, action: 'stop_scheduler', target_type: 'scheduler', target_id: 'main', result: 'succeeded', tenant_id: caller!.tenantId });
-      return s.status();
-    },
-  }),
+  switchScheduler(route, true, 'Start the scheduler (persisted; one host runs the jobs)'),
+  switchScheduler(route, false, 'Stop the scheduler on every host (persisted)'),
   route({
     ...gated,
     method: 'post',
@@ -143,3 +117,21 @@ export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
 
 const invalidTarget = (i: number, msg: string) => invalid(['body', 'targets', i, 'domain'], msg);
 const notYet = () => new NotFound('No readiness report yet: POST /automation/readiness/validate first');
+
+/** POST /automation/monitoring/scheduler/start|stop. */
+function switchScheduler(route: RouteMaker<Deps>, on: boolean, summary: string): RouteDef<Deps> {
+  return route({
+    ...gated,
+    method: 'post',
+    path: `/automation/monitoring/scheduler/${on ? 'start' : 'stop'}`,
+    summary,
+    access: 'operator',
+    response: schedulerStatus,
+    handler: async ({ caller, services }) => {
+      const s = services.automation.scheduler;
+      await s.setRunning(on);
+      await services.actions.record({ source: 'manual', actor: caller!.id, action: on ? 'start_scheduler' : 'stop_scheduler', target_type: 'scheduler', target_id: 'main', result: 'succeeded', tenant_id: caller!.tenantId });
+      return s.status();
+    },
+  });
+}

@@ -23,7 +23,25 @@ const deployment = z.object({
 });
 const idParams = z.object({ deployment_id: z.uuid() });
 
-export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
+export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => {
+  /** POST /automation/deployments/{id}/<name>: one state-changing action of a deployment. */
+  const action = (name: 'validate' | 'execute' | 'rollback', summary: string, status: number) =>
+    route({
+      ...gated,
+      method: 'post',
+      path: `/automation/deployments/{deployment_id}/${name}`,
+      summary,
+      access: 'operator',
+      params: idParams,
+      response: deployment,
+      status,
+      errors: [404, 409, 422],
+      handler: async ({ params, caller, services }) => {
+        const d = services.automation.deployments;
+        return deployView(await d[name](caller!, await d.get(caller!.tenantId, params.deployment_id)));
+      },
+    });
+  return [
   route({
     ...gated,
     method: 'post',
@@ -37,35 +55,9 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     errors: [422],
     handler: async ({ body, caller, services }) => deployView(await services.automation.deployments.create(caller!, body)),
   }),
-  route({
-    ...gated,
-    method: 'post',
-    path: '/automation/deployments/{deployment_id}/validate',
-    summary: 'Check the kernel answers on a worker, its tasks describe themselves, and capacity exists for the rollout',
-    access: 'operator',
-    params: idParams,
-    response: deployment,
-    errors: [404, 409, 422],
-    handler: async ({ params, caller, services }) => {
-      const d = services.automation.deployments;
-      return deployView(await d.validate(caller!, await d.get(caller!.tenantId, params.deployment_id)));
-    },
-  }),
-  route({
-    ...gated,
-    method: 'post',
-    path: '/automation/deployments/{deployment_id}/execute',
-    summary: 'Roll out a validated deployment node by node behind the health gate (202; rolls back by itself when the gate fails)',
-    access: 'operator',
-    params: idParams,
-    response: deployment,
-    status: 202,
-    errors: [404, 409, 422],
-    handler: async ({ params, caller, services }) => {
-      const d = services.automation.deployments;
-      return deployView(await d.execute(caller!, await d.get(caller!.tenantId, params.deployment_id)));
-    },
-  }),
+  action('validate', 'Check the kernel answers on a worker, its tasks describe themselves, and capacity exists for the rollout', 200),
+  action('execute', 'Roll out a validated deployment node by node behind the health gate (202; rolls back by itself when the gate fails)', 202),
+  action('rollback', 'Return the kernel to its node shape before a succeeded or failed deployment (202)', 202),
   route({
     ...gated,
     method: 'get',
@@ -76,21 +68,6 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     response: deployment,
     errors: [404, 422],
     handler: async ({ params, caller, services }) => deployView(await services.automation.deployments.get(caller!.tenantId, params.deployment_id)),
-  }),
-  route({
-    ...gated,
-    method: 'post',
-    path: '/automation/deployments/{deployment_id}/rollback',
-    summary: 'Return the kernel to its node shape before a succeeded or failed deployment (202)',
-    access: 'operator',
-    params: idParams,
-    response: deployment,
-    status: 202,
-    errors: [404, 409, 422],
-    handler: async ({ params, caller, services }) => {
-      const d = services.automation.deployments;
-      return deployView(await d.rollback(caller!, await d.get(caller!.tenantId, params.deployment_id)));
-    },
   }),
   route({
     ...gated,
@@ -110,3 +87,4 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     },
   }),
 ];
+};
