@@ -5,6 +5,7 @@ import { Probes } from './checks/probes';
 import { Scheduler } from './checks/scheduler';
 import { CustomerRecords } from './customers/service';
 import { Provisioner } from './customers/provision';
+import { QuotaEnforcer } from './customers/quotas';
 import { Rolling } from './deploy/rolling';
 import { Deployments } from './deploy/service';
 import { HttpsListener } from './https/listener';
@@ -27,6 +28,7 @@ export class Automation {
   readonly scheduler: Scheduler;
   readonly customers: CustomerRecords;
   readonly upgrades: Upgrades;
+  readonly quotas: QuotaEnforcer;
 
   constructor(readonly services: Resolved<typeof automationDeps>) {
     const { db, config, actions, events, log, mesh, health, lifecycle, accounts, auth, clock } = services;
@@ -36,7 +38,8 @@ export class Automation {
     this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
     this.deployments = new Deployments(db, mesh, actions, events, log, config);
     this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
-    this.customers = new CustomerRecords(db, config, accounts, mesh, actions, events, log, new Provisioner(db, config, accounts, auth, mesh, lifecycle));
+    this.quotas = new QuotaEnforcer(db);
+    this.customers = new CustomerRecords(db, config, accounts, mesh, actions, events, log, new Provisioner(db, config, accounts, auth, mesh, lifecycle, this.quotas), this.quotas);
     this.upgrades = new Upgrades(db, config, mesh, new Rolling(mesh, config.automation.deployments), actions, events, log);
     this.scheduler = new Scheduler(db, config, log, {
       health_check: async () => {
@@ -55,6 +58,8 @@ export class Automation {
   }
 
   async start(): Promise<void> {
+    await this.quotas.start();
+    this.services.mesh.admitters.push(this.quotas.admit);
     await this.scheduler.start();
     // HTTPS that was enabled before a restart comes back once the HTTP app is built.
     const timer = setInterval(() => {
@@ -66,6 +71,9 @@ export class Automation {
   }
 
   async stop(): Promise<void> {
+    const i = this.services.mesh.admitters.indexOf(this.quotas.admit);
+    if (i >= 0) this.services.mesh.admitters.splice(i, 1);
+    this.quotas.stop();
     await this.scheduler.stop();
     await Promise.all([this.deployments.stop(), this.customers.stop(), this.upgrades.stop()]);
     await this.https.disable();

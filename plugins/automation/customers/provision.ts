@@ -5,6 +5,7 @@ import type { Config } from '../../../core/config';
 import { nowIso, type Db } from '../../../core/db';
 import type { Lifecycle } from '../../../core/lifecycle';
 import type { Mesh } from '../../../core/mesh/mesh';
+import type { QuotaEnforcer } from './quotas';
 import type { StarterWorkflow, StepName } from './templates';
 
 /** What a tenant is provisioned with (customers, onboarding flows, proof-of-value environments). */
@@ -43,6 +44,7 @@ export class Provisioner {
     private readonly auth: AuthService,
     private readonly mesh: Mesh,
     private readonly lifecycle: Lifecycle,
+    private readonly quotas: QuotaEnforcer,
   ) {}
 
   async run(spec: ProvisionSpec, onStep: (steps: StepResult[]) => Promise<void>): Promise<{ ok: boolean; steps: StepResult[] }> {
@@ -84,6 +86,7 @@ export class Provisioner {
       case 'kernel_quotas': {
         const rows = Object.entries(spec.kernel_quotas).map(([domain, q]) => ({ customer_tenant: spec.tenant_id, domain, max_concurrent: q.max_concurrent, tasks_per_minute: q.tasks_per_minute, created_at: nowIso() }));
         if (rows.length) await this.db('automation_quotas').insert(rows).onConflict(['customer_tenant', 'domain']).merge();
+        await this.quotas.reload();
         return { state: 'succeeded', detail: { quotas: spec.kernel_quotas } };
       }
       case 'starter_workflows': {

@@ -11,6 +11,7 @@ import type { Caller } from '../../../core/roles';
 import { coded, StateConflict } from '../errors';
 import { deleteTenant, exportTenant, runningWork, tenantTables } from './offboard';
 import { pendingSteps, type ProvisionSpec, type Provisioner, type StepResult } from './provision';
+import type { QuotaEnforcer } from './quotas';
 
 export type Kind = 'customer' | 'flow' | 'pov';
 
@@ -63,6 +64,7 @@ export class CustomerRecords {
     private readonly events: EventBus,
     private readonly log: Logger,
     private readonly provisioner: Provisioner,
+    private readonly quotas: QuotaEnforcer,
   ) {}
 
   async get(kind: Kind, id: string): Promise<RecordRow> {
@@ -201,6 +203,7 @@ export class CustomerRecords {
     if (dryRun) return { customer_id: row.id, state: row.state, dry_run: true, export: data, deleted: {} };
     const deleted = await deleteTenant(this.db, this.accounts, tables, row.customer_tenant);
     await this.db('automation_quotas').where({ customer_tenant: row.customer_tenant }).delete();
+    await this.quotas.reload();
     await this.setState(row, [row.state], 'offboarded', `offboarded by ${caller.id}`);
     await this.record(caller.id, 'offboard_customer', row, 'succeeded', { deleted });
     return { customer_id: row.id, state: 'offboarded', dry_run: false, export: data, deleted };

@@ -50,6 +50,31 @@ describe('automation: customers, onboarding flows and proof of value', function 
     expect(again.body.code).to.equal('EMAIL_TAKEN');
   });
 
+  it("enforces the kernel quotas on the tenant's tasks", async () => {
+    const r = await h.request('POST', '/automation/customers/onboard', {
+      body: { ...body('quota@acme.test'), kernel_quotas: { analytics: { max_concurrent: 1, tasks_per_minute: 3 } }, starter_workflows: [], first_task: undefined },
+    });
+    expect(r.status, r.text).to.equal(201);
+    const user = await h.host.services.db('users').where({ email: 'quota@acme.test' }).first();
+    const caller = { kind: 'user' as const, id: user.id, tenantId: r.body.customer_tenant, role: 'operator' as const };
+    // Two at once: the second is refused while the first is in flight.
+    const both = await Promise.allSettled([1, 2].map(() => h.host.services.mesh.run('analytics', 'describe', { values: [1] }, { caller })));
+    expect(both[0]!.status).to.equal('fulfilled');
+    expect(both[1]!.status).to.equal('rejected');
+    expect(((both[1] as PromiseRejectedResult).reason as { code: string }).code).to.equal('QUOTA_EXCEEDED');
+    // Three a minute, through the API: the fourth is refused with Retry-After.
+    const token = h.host.services.auth.sign({ id: user.id, tenantId: caller.tenantId, role: 'operator', email: user.email }).token;
+    const run = () => h.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [1, 2] }, token });
+    expect((await run()).status).to.equal(200);
+    expect((await run()).status).to.equal(200);
+    const over = await run();
+    expect(over.status).to.equal(429);
+    expect(over.body.code).to.equal('QUOTA_EXCEEDED');
+    expect(Number(over.headers.get('retry-after'))).to.be.within(1, 60);
+    // Another tenant without a quota is not limited.
+    expect((await h.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [1] }, token: operator })).status).to.equal(200);
+  });
+
   it('shows and validates every step again against the live state', async () => {
     const s = await h.request('GET', `/automation/customers/${customer.id}/status`);
     expect(s.status).to.equal(200);
