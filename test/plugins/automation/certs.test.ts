@@ -186,4 +186,17 @@ describe('automation: certificates and HTTPS', function () {
     // The one served by HTTPS was not due and was left alone.
     expect((await h.request('GET', `/automation/certificates/${certId}`, { token: viewer })).body.renewals).to.equal(2);
   });
+
+  it('comes back with HTTPS on after a restart', async () => {
+    const cfg = { automation: { https: { port: 0 }, acme: { directoryUrl: pebble.directoryUrl, caFile: pebble.caFile } } };
+    await h.stop();
+    h = await startHost({ dataDir: h.dataDir, config: cfg });
+    const status = await eventually(async () => {
+      const r = await h.request('GET', '/automation/https/status');
+      return r.body.enabled ? r.body : null;
+    });
+    expect(status.certificate.id).to.equal(certId);
+    const got = await tlsGet(status.listener.port, '/automation/https/status', caPem, 'localhost');
+    expect(got.status).to.equal(401);
+  });
 });
