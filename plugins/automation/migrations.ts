@@ -145,4 +145,16 @@ export const automationMigrations: Migration[] = [
       });
     },
   },
+  {
+    name: '002_idempotency_keys',
+    async up(db) {
+      // A client's Idempotency-Key on provisioning calls: a retry answers the first result.
+      for (const table of ['automation_certificates', 'automation_customers']) {
+        await db.schema.alterTable(table, (t) => {
+          t.string('idempotency_key', 200);
+          t.unique(['tenant_id', 'idempotency_key']);
+        });
+      }
+    },
+  },
 ];

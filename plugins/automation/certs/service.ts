@@ -28,6 +28,7 @@ export interface CertRow {
   renewals: number;
   renewed_at: string | null;
   error: string | null;
+  idempotency_key?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -114,10 +115,21 @@ export class Certificates {
   }
 
   /** Issues a certificate; a CA that refuses leaves a `failed` record with the reason (and the call answers 502). */
-  async provision(caller: Caller, names: string[], issuer: 'local' | 'acme'): Promise<CertRow> {
+  async provision(caller: Caller, names: string[], issuer: 'local' | 'acme', idempotencyKey: string | null = null): Promise<CertRow> {
+    if (idempotencyKey) {
+      const seen = await this.db<CertRow>('automation_certificates').where({ tenant_id: caller.tenantId, idempotency_key: idempotencyKey }).first();
+      if (seen) return seen;
+    }
     const id = crypto.randomUUID();
     const at = nowIso();
-    await this.db('automation_certificates').insert({ id, tenant_id: caller.tenantId, names: JSON.stringify(names), issuer_kind: issuer, state: 'issuing', renewals: 0, created_at: at, updated_at: at });
+    try {
+      await this.db('automation_certificates').insert({ id, tenant_id: caller.tenantId, names: JSON.stringify(names), issuer_kind: issuer, state: 'issuing', renewals: 0, idempotency_key: idempotencyKey, created_at: at, updated_at: at });
+    } catch (err) {
+      // The same key twice at once: the unique index lets one through; the other answers its record.
+      const seen = idempotencyKey ? await this.db<CertRow>('automation_certificates').where({ tenant_id: caller.tenantId, idempotency_key: idempotencyKey }).first() : undefined;
+      if (seen) return seen;
+      throw err;
+    }
     try {
       const issued = await this.issueWith(issuer, names);
       await this.db('automation_certificates').where({ id }).update({ ...this.fields(issued), state: 'active', updated_at: nowIso() });

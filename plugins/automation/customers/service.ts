@@ -26,6 +26,7 @@ export interface RecordRow {
   steps: string;
   reason: string | null;
   created_by: string;
+  idempotency_key?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -87,11 +88,11 @@ export class CustomerRecords {
     if (await this.db('users').where({ email: spec.admin_email.toLowerCase() }).first('id')) throw coded(409, 'EMAIL_TAKEN', `A user with e-mail ${spec.admin_email} already exists`);
   }
 
-  async create(caller: Caller, kind: Kind, spec: ProvisionSpec, state: string, extra: Record<string, unknown> = {}): Promise<RecordRow> {
+  async create(caller: Caller, kind: Kind, spec: ProvisionSpec, state: string, extra: Record<string, unknown> = {}, idempotencyKey: string | null = null): Promise<RecordRow> {
     const at = nowIso();
     const row: RecordRow = {
       id: crypto.randomUUID(), tenant_id: caller.tenantId, kind, customer_tenant: spec.tenant_id, name: spec.name, state,
-      spec: JSON.stringify({ ...spec, ...extra }), steps: JSON.stringify(pendingSteps(spec.steps)), reason: null, created_by: caller.id, created_at: at, updated_at: at,
+      spec: JSON.stringify({ ...spec, ...extra }), steps: JSON.stringify(pendingSteps(spec.steps)), reason: null, created_by: caller.id, idempotency_key: idempotencyKey, created_at: at, updated_at: at,
     };
     await this.db('automation_customers').insert(row);
     await this.record(caller.id, `create_${kind}`, row, 'succeeded', { customer_tenant: spec.tenant_id });
@@ -109,9 +110,13 @@ export class CustomerRecords {
   }
 
   /** Customer onboarding: the steps run now; the answer has every step's outcome. */
-  async onboard(caller: Caller, spec: ProvisionSpec): Promise<RecordRow> {
+  async onboard(caller: Caller, spec: ProvisionSpec, idempotencyKey: string | null = null): Promise<RecordRow> {
+    if (idempotencyKey) {
+      const seen = await this.db<RecordRow>('automation_customers').where({ tenant_id: caller.tenantId, idempotency_key: idempotencyKey }).first();
+      if (seen) return seen;
+    }
     await this.check(spec, true);
-    const row = await this.create(caller, 'customer', spec, 'onboarding');
+    const row = await this.create(caller, 'customer', spec, 'onboarding', {}, idempotencyKey);
     const r = await this.provisioner.run(spec, (steps) => this.saveSteps(row.id, steps));
     const failed = r.steps.find((s) => s.state === 'failed');
     await this.setState(row, ['onboarding'], r.ok ? 'onboarded' : 'failed', failed ? `step ${failed.name} failed: ${String(failed.detail.error)}` : null);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpError, NotFound } from '../../../core/errors';
+import { HttpError, invalid, NotFound } from '../../../core/errors';
 import { coded, NotConfigured, StateConflict } from '../errors';
 import { pageOf } from '../../../core/pagination';
 import type { RouteDef, RouteMaker } from '../../../core/plugin';
@@ -12,24 +12,32 @@ function issuerFailed(err: unknown): HttpError {
   return err instanceof HttpError ? err : coded(502, 'ISSUER_FAILED', `The certificate authority did not issue: ${(err as Error).message}`);
 }
 
+/** The Idempotency-Key header (1 to 200 visible characters), or null. */
+export function idempotencyKey(v: string | string[] | undefined): string | null {
+  if (v === undefined) return null;
+  if (typeof v !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(v)) throw invalid(['header', 'Idempotency-Key'], '1 to 200 visible ASCII characters');
+  return v;
+}
+
 export const certRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
   route({
     ...gated,
     method: 'post',
     path: '/automation/certificates/provision',
     summary: 'Issue an X.509 certificate for the names asked (local CA, or ACME with HTTP-01)',
-    description: 'issuer "acme" needs automation.acme.directoryUrl (503 NOT_CONFIGURED otherwise); a CA that refuses answers 502 and leaves a failed record.',
+    description: 'An Idempotency-Key header makes a retry answer the first result. issuer "acme" needs automation.acme.directoryUrl (503 NOT_CONFIGURED otherwise); a CA that refuses answers 502 and leaves a failed record.',
     access: 'operator',
     body: provisionBody,
     response: certificate,
     status: 201,
     errors: [422, 502, 503],
-    handler: async ({ body, caller, services }) => {
+    handler: async ({ body, caller, services, req }) => {
       const a = services.automation;
       const names = [...new Set(body.names)];
+      const key = idempotencyKey(req.headers['idempotency-key']);
       if (body.issuer === 'acme' && !a.certs.acme.configured) throw new NotConfigured('automation.acme.directoryUrl');
       try {
-        return certView(await a.certs.provision(caller!, names, body.issuer), a.now());
+        return certView(await a.certs.provision(caller!, names, body.issuer, key), a.now());
       } catch (err) {
         throw issuerFailed(err);
       }

@@ -6,6 +6,7 @@ import { recordView } from '../customers/service';
 import { STEP_ORDER, type StepName } from '../customers/templates';
 import type { ProvisionSpec } from '../customers/provision';
 import { gated, jsonObject } from '../schemas';
+import { idempotencyKey } from './certs';
 
 export const tenantIdSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{2,63}$/, '3 to 64 characters: lowercase letters, digits and dashes');
 export const quotas = z.record(z.string().min(1).max(64), z.object({ max_concurrent: z.number().int().min(1).max(10_000), tasks_per_minute: z.number().int().min(1).max(10_000_000) }));
@@ -59,13 +60,13 @@ export const customerRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     method: 'post',
     path: '/automation/customers/onboard',
     summary: 'Onboard a customer now: tenant on its plan, first user invited by mail, API key, kernel quotas, starter workflows, a first task',
-    description: 'The API key step answers not_configured until an API key service is installed. A taken tenant id or e-mail is 409 before anything is made.',
+    description: 'An Idempotency-Key header makes a retry answer the first result. The API key step answers not_configured until an API key service is installed. A taken tenant id or e-mail is 409 before anything is made.',
     access: 'admin',
     body: onboardBody,
     response: recordSchema,
     status: 201,
     errors: [409, 422],
-    handler: async ({ body, caller, services }) => recordView(await services.automation.customers.onboard(caller!, specOf(body))),
+    handler: async ({ body, caller, services, req }) => recordView(await services.automation.customers.onboard(caller!, specOf(body), idempotencyKey(req.headers['idempotency-key']))),
   }),
   route({
     ...gated,

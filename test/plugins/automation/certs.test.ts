@@ -64,6 +64,17 @@ describe('automation: certificates and HTTPS', function () {
     expect(sealed.sealed).to.not.contain('PRIVATE');
   });
 
+  it('answers a retry with the same Idempotency-Key with the first certificate', async () => {
+    const send = (key: string) => h.request('POST', '/automation/certificates/provision', { body: { names: ['retry.example'] }, token: operator, headers: { 'idempotency-key': key } });
+    const first = await send('cert-key-1');
+    const again = await send('cert-key-1');
+    expect(first.status).to.equal(201);
+    expect(again.body.id).to.equal(first.body.id);
+    expect(again.body.serial).to.equal(first.body.serial);
+    expect((await send('cert-key-2')).body.id).to.not.equal(first.body.id);
+    expect((await send('x'.repeat(201))).status).to.equal(422);
+  });
+
   it('refuses bad names, missing tokens and viewers', async () => {
     expect((await h.request('POST', '/automation/certificates/provision', { body: { names: ['Not A Name!'] }, token: operator })).status).to.equal(422);
     expect((await h.request('POST', '/automation/certificates/provision', { body: { names: [] }, token: operator })).status).to.equal(422);

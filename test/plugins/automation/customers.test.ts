@@ -44,7 +44,14 @@ describe('automation: customers, onboarding flows and proof of value', function 
     expect(mail.body).to.contain('Reset token');
     const user = await h.host.services.db('users').where({ email: 'a@acme.test' }).first();
     expect(user.role).to.equal('operator');
-    // Nothing is made twice: a taken tenant id or e-mail is refused before any step.
+    // A retry with the same Idempotency-Key answers the first result.
+    const b2 = body('b@acme.test');
+    const k1 = await h.request('POST', '/automation/customers/onboard', { body: b2, headers: { 'idempotency-key': 'onboard-1' } });
+    const k2 = await h.request('POST', '/automation/customers/onboard', { body: b2, headers: { 'idempotency-key': 'onboard-1' } });
+    expect(k1.status).to.equal(201);
+    expect(k2.status).to.equal(201);
+    expect(k2.body.id).to.equal(k1.body.id);
+    // Without one, nothing is made twice: a taken tenant id or e-mail is refused before any step.
     const again = await h.request('POST', '/automation/customers/onboard', { body: { ...body('a@acme.test') } });
     expect(again.status).to.equal(409);
     expect(again.body.code).to.equal('EMAIL_TAKEN');
