@@ -49,8 +49,8 @@ export default definePlugin({
     provide(planningRef, {
       deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, log: core.log, kpis: kpisRef, insights: insightsRef, governance: governanceRef, clock: core.clock },
       factory: ({ db, mesh, config, events, log, kpis, insights, governance, clock }) => new PlanningService(db, mesh, config, events, log, kpis, insights, governance, clock),
-      start: (svc) => svc.resume(),
-      stop: (svc) => svc.shutdown(),
+      start: (svc) => (svc as PlanningService).resume(),
+      stop: (svc) => (svc as PlanningService).shutdown(),
     }),
     provide(simRef, {
       deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, clock: core.clock },

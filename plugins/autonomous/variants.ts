@@ -202,7 +202,7 @@ export class Variants {
   async promote(caller: Caller, id: string): Promise<{ variant: Variant; governance: Executed }> {
     const v = await this.get(caller.tenantId, id);
     if (!ALLOWED[v.state].includes('promote')) throw wrongState('variant', v.state, ALLOWED[v.state]);
-    if (v.canary?.decision !== 'promote') throw new Conflict({ detail: `The canary found the variant worse: ${(v.canary?.reasons ?? []).join('; ')}`, reasons: v.canary?.reasons ?? [] }, 'VARIANT_WORSE');
+    if (v.canary?.decision !== 'promote') throw new Conflict(`The canary found the variant worse: ${(v.canary?.reasons ?? []).join('; ')}`, 'VARIANT_WORSE', { reasons: v.canary?.reasons ?? [] });
     const g = await this.governance.execute(caller, { kind: 'promote_variant', target: id, params: {} }, { kind: 'human' }, { reason: 'canary decision: promote' });
     return { variant: await this.get(caller.tenantId, id), governance: g };
   }

@@ -40,8 +40,8 @@ export interface Message {
   role: 'user' | 'assistant';
   user_id: string | null;
   content: string;
-  reasoning_steps: unknown[] | null;
-  actions_taken: unknown[] | null;
+  reasoning_steps: Array<Record<string, unknown>> | null;
+  actions_taken: Array<Record<string, unknown>> | null;
   confidence: number | null;
   chain_id: string | null;
   created_at: string;
@@ -59,7 +59,7 @@ export class Conversations {
   async open(tenantId: string, userId: string, id: string | undefined, at: string) {
     const scope = new TenantScope(this.db, tenantId);
     if (id) {
-      const row = await scope.get('copilot_conversations', { id }, 'Conversation');
+      const row = await scope.get<{ id: string; pending: string | null }>('copilot_conversations', { id }, 'Conversation');
       return { id: row.id as string, pending: row.pending ? (JSON.parse(row.pending) as Pending) : null };
     }
     const conv = { id: crypto.randomUUID(), user_id: userId, pending: null, created_at: at, updated_at: at };
@@ -90,7 +90,7 @@ export class Conversations {
   }
 
   async history(tenantId: string, id: string, limit = 1000) {
-    const conv = await new TenantScope(this.db, tenantId).get('copilot_conversations', { id }, 'Conversation');
+    const conv = await new TenantScope(this.db, tenantId).get<Record<string, string>>('copilot_conversations', { id }, 'Conversation');
     const rows = await this.db('copilot_messages').where({ conversation_id: id, tenant_id: tenantId }).orderBy('seq', 'asc').limit(limit);
     const messages: Message[] = rows.map((r) => ({
       id: r.id,

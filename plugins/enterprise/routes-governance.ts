@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { actionRecordSchema, decodeCursor } from '../../core/actions';
-import { Forbidden, invalid, NotFound } from '../../core/errors';
+import { HttpError, invalid, NotFound } from '../../core/errors';
 import type { RouteMaker } from '../../core/plugin';
 import { roleAtLeast } from '../../core/roles';
 import { tenantScope } from '../../core/tenancy';
@@ -25,7 +25,7 @@ export const governanceRoutes = (route: RouteMaker<Deps>) => [
     handler: async ({ body, caller, services }) => {
       const { reason, ...action } = body;
       const r = await services.governance.execute(caller!, action, { kind: 'human' }, { reason });
-      if (r.status === 'blocked') throw new Forbidden({ detail: `Blocked by policy: ${r.verdict.rules.filter((x) => x.outcome === 'block').map((x) => `${x.rule}: ${x.detail}`).join('; ')}`, verdict: r.verdict }, 'POLICY_BLOCKED');
+      if (r.status === 'blocked') throw new HttpError(403, `Blocked by policy: ${r.verdict.rules.filter((x) => x.outcome === 'block').map((x) => `${x.rule}: ${x.detail}`).join('; ')}`, {}, 'POLICY_BLOCKED', { verdict: r.verdict });
       return r;
     },
   }),

@@ -59,7 +59,7 @@ export const revenueRoutes = (route: RouteMaker<Deps>) => [
       const scope = tenantScope(services.db, caller!);
       if (body.dataset_id) {
         const m = await scope.get('enterprise_memory', { id: body.dataset_id }, 'Dataset');
-        const parsed = z.object({ prices: z.array(z.number().positive().finite()).min(3).max(100_000) }).safeParse((() => { try { return JSON.parse(m.content); } catch { return null; } })());
+        const parsed = z.object({ prices: z.array(z.number().positive().finite()).min(3).max(100_000) }).safeParse((() => { try { return JSON.parse(String(m.content)); } catch { return null; } })());
         if (!parsed.success) throw invalid(['body', 'dataset_id'], 'the memory object\'s content is not JSON {"prices": [at least 3 positive numbers]}');
         prices = parsed.data.prices;
       }
