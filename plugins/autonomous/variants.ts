@@ -133,8 +133,12 @@ export class Variants {
   private async derive(caller: Caller, workflowId: string, steps: WorkflowStep[]): Promise<Changes> {
     const rows = await this.db('workflow_executions').where({ tenant_id: caller.tenantId, workflow_id: workflowId, state: 'failed' }).orderBy('created_at', 'desc').limit(200).select('steps');
     const out = new Map<string, { id: string; retries?: number; timeout_ms?: number }>();
+    const shape = (xs: Array<{ id: string; kernel: string; task: string }>) => xs.map((x) => `${x.id}:${x.kernel}.${x.task}`).join('|');
     for (const r of rows) {
-      for (const s of JSON.parse(r.steps) as Array<{ id: string; state: string; error: string | null }>) {
+      const ran = JSON.parse(r.steps) as Array<{ id: string; kernel: string; task: string; state: string; error: string | null }>;
+      // Runs of other steps (a variant's canary runs) say nothing about these steps.
+      if (shape(ran) !== shape(steps)) continue;
+      for (const s of ran) {
         if (s.state !== 'failed') continue;
         const def = steps.find((x) => x.id === s.id);
         if (!def) continue;
