@@ -18,7 +18,7 @@ export const MISSING = '00000000-0000-4000-8000-000000000000';
 export function startGroupHost(config: Record<string, unknown> = {}): Promise<TestHost> {
   return startHost({
     plugins: [mesh, kernels, workflows, incidents, llm, agi, autonomous, copilot, enterprise],
-    config: { mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics', 'trading'], heartbeatMs: 100, noNodeWaitMs: 300 }, ...config },
+    config: { ...config, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics', 'trading'], heartbeatMs: 100, noNodeWaitMs: 300, ...((config.mesh as object) ?? {}) } },
   });
 }
 
