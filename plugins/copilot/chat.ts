@@ -59,9 +59,7 @@ export async function chat(
     // A new request replaces an unconfirmed one.
     pending = null;
     if (deps.llm.configured()) {
-      const turn = await modelTurn(deps.llm, deps.conversations, caller, conv.id, body.message, (tool, args) => call(tool, args, !!body.confirm));
-      steps.unshift(...turn.steps);
-      steps.forEach((s, i) => (s.step = i + 1));
+      const turn = await modelTurn(deps.llm, deps.conversations, caller, conv.id, body.message, steps, (tool, args) => call(tool, args, !!body.confirm));
       response = turn.response;
       confidence = turn.confidence;
     } else {

@@ -29,17 +29,17 @@ export function toolSpecs() {
   return TOOLS.map((t) => ({ type: 'function', function: { name: t.name, description: `${t.description} (needs role ${t.role}${t.mutating ? '; changes the platform' : ''})`, parameters: z.toJSONSchema(t.params) } }));
 }
 
-export async function modelTurn(llm: ModelClient, conversations: Conversations, caller: Caller, conversationId: string, message: string, call: (tool: string, args: unknown) => Promise<StepResult>) {
+/** Model steps go into `steps` in order with the tool-call steps `call` adds. */
+export async function modelTurn(llm: ModelClient, conversations: Conversations, caller: Caller, conversationId: string, message: string, steps: Array<Record<string, unknown>>, call: (tool: string, args: unknown) => Promise<StepResult>) {
   const past = (await conversations.history(caller.tenantId, conversationId)).messages.slice(-HISTORY - 1, -1);
   const messages: ModelMessage[] = [{ role: 'system', content: `${SYSTEM} The user is a ${caller.role}.` }, ...past.map((m) => ({ role: m.role, content: m.content }) as ModelMessage), { role: 'user', content: message }];
-  const steps: Array<Record<string, unknown>> = [];
   const tools = toolSpecs();
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const { message: reply, logprobs, model } = await llm.complete(messages, tools);
-    steps.push({ step: 0, type: 'model', model, round, content: reply.content, tool_calls: (reply.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })) });
+    steps.push({ step: steps.length + 1, type: 'model', model, round, content: reply.content, tool_calls: (reply.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })) });
     if (!reply.tool_calls?.length) {
       const confidence = logprobs && logprobs.length ? Math.round(Math.exp(logprobs.reduce((a, b) => a + b, 0) / logprobs.length) * 1000) / 1000 : null;
-      return { response: reply.content ?? '', confidence, steps };
+      return { response: reply.content ?? '', confidence };
     }
     messages.push({ role: 'assistant', content: reply.content, tool_calls: reply.tool_calls });
     for (const c of reply.tool_calls) {
@@ -52,8 +52,8 @@ export async function modelTurn(llm: ModelClient, conversations: Conversations, 
       const r = await call(c.function.name, args);
       messages.push({ role: 'tool', tool_call_id: c.id, content: JSON.stringify({ status: r.status, result: r.result, error: r.error, note: r.said }) });
       // A call that needs the user's word ends the turn: the user confirms in the next message.
-      if (r.status === 'needs_confirmation') return { response: r.said, confidence: null, steps };
+      if (r.status === 'needs_confirmation') return { response: r.said, confidence: null };
     }
   }
-  return { response: `I stopped after ${MAX_ROUNDS} rounds of tool calls without a final answer.`, confidence: null, steps };
+  return { response: `I stopped after ${MAX_ROUNDS} rounds of tool calls without a final answer.`, confidence: null };
 }
