@@ -25,7 +25,7 @@ describe('enterprise plugin (spec 4.16)', () => {
     // Measured history of the trading kernel: one task a minute for the last hour, each taking
     // about a minute (a kernel near saturation on its one thread).
     const now = Date.now();
-    const rows = Array.from({ length: 60 }, (_, i) => ({ kernel_id: 'trading', node_id: 'trading-1', task: 'price_option', ok: i % 10 !== 0, duration_ms: 55_000 + (i % 5) * 2000, wait_ms: 1, error: null, tenant_id: 'platform', at: new Date(now - (60 - i) * 60_000 + 1000).toISOString() }));
+    const rows = Array.from({ length: 60 }, (_, i) => ({ kernel_id: 'trading', node_id: 'trading-1', task: 'price_option', ok: i % 10 !== 0, duration_ms: 55_000 + (i % 5) * 2000, wait_ms: 1, error: null, tenant_id: 'platform', at: new Date(now - (60 - i) * 58_000).toISOString() }));
     await t.host.services.db('task_outcomes').insert(rows);
   });
   after(() => t.stop());
@@ -215,7 +215,7 @@ describe('enterprise plugin (spec 4.16)', () => {
       expect(k.tasks).to.be.within(60, 63);
       expect(k).to.include({ threads: 1, active_nodes: 1 });
       expect(k.arrival_per_s).to.be.closeTo(k.tasks / 3600, 1e-9);
-      expect(k.utilisation).to.be.closeTo((60 / 3600) * (k.mean_service_ms / 1000), 1e-9);
+      expect(k.utilisation).to.be.closeTo((k.arrival_per_s * k.mean_service_ms) / 1000 / k.threads, 1e-9);
       expect((await get('/enterprise/digital-twin/state?window_seconds=5')).status).to.equal(422);
       expect((await get('/enterprise/digital-twin/state', null)).status).to.equal(401);
     });
