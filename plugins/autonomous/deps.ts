@@ -14,6 +14,8 @@ export const variantsRef = createServiceRef<Variants>('autonomous.variants');
 const shared = { db: core.db, mesh: core.mesh, events: core.events, actions: core.actions, log: core.log, workflows: workflowsRef, governance: governanceRef, clock: core.clock };
 export const autonomyDeps = { ...shared, approvals: approvalsRef, insights: insightsRef };
 export const variantDeps = shared;
+export type AutonomyDeps = Resolved<typeof autonomyDeps>;
+export type VariantDeps = Resolved<typeof variantDeps>;
 
 export const deps = { autonomy: autonomyRef, variants: variantsRef, planning: planningRef };
 export type Deps = Resolved<typeof deps>;

@@ -16,14 +16,14 @@ export default definePlugin({
   provides: [
     provide(autonomyRef, {
       deps: autonomyDeps,
-      factory: (d) => new Autonomy(d.db, d.mesh, d.events, d.actions, d.log, d.workflows, d.governance, d.approvals, d.insights, d.clock),
+      factory: (d) => new Autonomy(d),
       start: (svc) => svc.resume(),
       stop: (svc) => svc.shutdown(),
     }),
     provide(variantsRef, {
       deps: variantDeps,
       factory: (d) => {
-        const v = new Variants(d.db, d.mesh, d.events, d.actions, d.log, d.workflows, d.governance, d.clock);
+        const v = new Variants(d);
         // Promotion is a governed action: policies and approvals apply to it like to mesh actions.
         d.governance.register(v.promoteKind());
         return v;

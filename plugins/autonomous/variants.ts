@@ -4,16 +4,13 @@
 // analytics kernel. Promotion (a governed action) makes the variant the definition; a worse
 // variant is not promoted. States: created → canary → evaluated → promoted | rolled_back.
 import crypto from 'node:crypto';
-import type { ActionLog } from '../../core/actions';
 import type { Db } from '../../core/db';
 import { Conflict, invalid } from '../../core/errors';
-import type { EventBus } from '../../core/events';
-import type { Logger } from '../../core/logger';
-import type { Mesh } from '../../core/mesh/mesh';
 import type { Caller } from '../../core/roles';
 import { TenantScope } from '../../core/tenancy';
 import type { ActionKind, Executed, Governance } from '../../core/contracts/governance';
 import type { WorkflowExecution, WorkflowStep, Workflows } from '../../core/contracts/workflows';
+import type { VariantDeps } from './deps';
 import { wrongState } from './errors';
 
 export const VARIANT_STATES = ['created', 'canary', 'evaluated', 'promoted', 'rolled_back'] as const;
@@ -48,23 +45,14 @@ export class Variants {
   private readonly busy = new Set<Promise<unknown>>();
   private stopping = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly mesh: Mesh,
-    private readonly events: EventBus,
-    private readonly actions: ActionLog,
-    private readonly log: Logger,
-    private readonly workflows: Workflows,
-    private readonly governance: Governance,
-    private readonly clock: { now(): Date },
-  ) {}
+  constructor(private readonly d: VariantDeps) {}
 
   private now() {
-    return this.clock.now().toISOString();
+    return this.d.clock.now().toISOString();
   }
 
   private async get(tenantId: string, id: string): Promise<Variant> {
-    return toVariant(await new TenantScope(this.db, tenantId).get('autonomous_variants', { id }, 'Workflow variant'));
+    return toVariant(await new TenantScope(this.d.db, tenantId).get('autonomous_variants', { id }, 'Workflow variant'));
   }
 
   view(caller: Caller, id: string) {
@@ -72,16 +60,16 @@ export class Variants {
   }
 
   private async move(v: Variant, to: State, patch: Record<string, unknown> = {}, from: State[] = [v.state]) {
-    const n = await this.db('autonomous_variants').where({ id: v.id }).whereIn('state', from).update({ state: to, ...patch, updated_at: this.now() });
+    const n = await this.d.db('autonomous_variants').where({ id: v.id }).whereIn('state', from).update({ state: to, ...patch, updated_at: this.now() });
     if (!n) {
       const now = await this.get(v.tenant_id, v.id);
       throw wrongState('variant', now.state, ALLOWED[now.state]);
     }
-    this.events.publish('workflow_variant', { variant_id: v.id, workflow_id: v.workflow_id, tenant_id: v.tenant_id, state: to, previous: v.state });
+    this.d.events.publish('workflow_variant', { variant_id: v.id, workflow_id: v.workflow_id, tenant_id: v.tenant_id, state: to, previous: v.state });
   }
 
   private record(caller: Caller, action: string, v: Variant, detail: Record<string, unknown> = {}) {
-    return this.actions.record({ source: 'manual', actor: caller.id, action, target_type: 'workflow_variant', target_id: v.id, result: 'succeeded', detail: { workflow_id: v.workflow_id, ...detail }, tenant_id: v.tenant_id });
+    return this.d.actions.record({ source: 'manual', actor: caller.id, action, target_type: 'workflow_variant', target_id: v.id, result: 'succeeded', detail: { workflow_id: v.workflow_id, ...detail }, tenant_id: v.tenant_id });
   }
 
   /** The kind governance runs on promotion (registered at start). */
@@ -95,8 +83,8 @@ export class Variants {
       run: async (c, a) => {
         const v = await this.get(c.tenantId, a.target);
         if (v.state !== 'evaluated') throw wrongState('variant', v.state, ALLOWED[v.state]);
-        const current = await this.workflows.definition(c, v.workflow_id);
-        await this.workflows.replaceSteps(c, v.workflow_id, v.steps);
+        const current = await this.d.workflows.definition(c, v.workflow_id);
+        await this.d.workflows.replaceSteps(c, v.workflow_id, v.steps);
         await this.move(v, 'promoted', { baseline_steps: json(current.steps) });
         await this.record(c, 'promote_variant', v);
         return { variant_id: v.id, workflow_id: v.workflow_id, steps: v.steps.length };
@@ -105,7 +93,7 @@ export class Variants {
   }
 
   async evolve(caller: Caller, workflowId: string, changes: Changes | undefined) {
-    const def = await this.workflows.definition(caller, workflowId);
+    const def = await this.d.workflows.definition(caller, workflowId);
     const applied = changes && Object.keys(changes).length ? changes : await this.derive(caller, def.id, def.steps);
     const byId = new Map(def.steps.map((s) => [s.id, s]));
     for (const [i, s] of (applied.steps ?? []).entries()) if (!byId.has(s.id)) throw invalid(['body', 'changes', 'steps', i, 'id'], `workflow ${def.id} has no step "${s.id}"`);
@@ -120,10 +108,10 @@ export class Variants {
       return out;
     });
     if (json(steps) === json(def.steps)) throw invalid(['body', 'changes'], 'the changes leave the steps as they are');
-    this.workflows.check(steps);
+    this.d.workflows.check(steps);
     const at = this.now();
     const row = { id: crypto.randomUUID(), tenant_id: caller.tenantId, workflow_id: def.id, state: 'created', changes: json(applied), steps: json(steps), baseline_steps: json(def.steps), canary: null, created_by: caller.id, created_at: at, updated_at: at };
-    await this.db('autonomous_variants').insert(row);
+    await this.d.db('autonomous_variants').insert(row);
     const v = toVariant(row);
     await this.record(caller, 'evolve_workflow', v, { changes: applied });
     return v;
@@ -131,7 +119,7 @@ export class Variants {
 
   /** Changes read from measured failures: failed steps get one more attempt, timed-out ones twice the time. */
   private async derive(caller: Caller, workflowId: string, steps: WorkflowStep[]): Promise<Changes> {
-    const rows = await this.db('workflow_executions').where({ tenant_id: caller.tenantId, workflow_id: workflowId, state: 'failed' }).orderBy('created_at', 'desc').limit(200).select('steps');
+    const rows = await this.d.db('workflow_executions').where({ tenant_id: caller.tenantId, workflow_id: workflowId, state: 'failed' }).orderBy('created_at', 'desc').limit(200).select('steps');
     const out = new Map<string, { id: string; retries?: number; timeout_ms?: number }>();
     const shape = (xs: Array<{ id: string; kernel: string; task: string }>) => xs.map((x) => `${x.id}:${x.kernel}.${x.task}`).join('|');
     for (const r of rows) {
@@ -143,7 +131,7 @@ export class Variants {
         const def = steps.find((x) => x.id === s.id);
         if (!def) continue;
         const c = out.get(s.id) ?? { id: s.id };
-        if (/did not finish within/.test(s.error ?? '')) c.timeout_ms = Math.min(3_600_000, (def.timeout_ms ?? this.mesh.cfg.taskTimeoutMs) * 2);
+        if (/did not finish within/.test(s.error ?? '')) c.timeout_ms = Math.min(3_600_000, (def.timeout_ms ?? this.d.mesh.cfg.taskTimeoutMs) * 2);
         else c.retries = Math.min(MAX_RETRIES, (def.retries ?? 0) + 1);
         out.set(s.id, c);
       }
@@ -158,7 +146,7 @@ export class Variants {
     const canary = { share: opts.share, runs: opts.runs, alpha: opts.alpha, started_at: this.now(), finished_at: null, progress: { done: 0, total: opts.runs }, arms: null, test: null, decision: null, reasons: [], error: null };
     await this.move(v, 'canary', { canary: json(canary) });
     await this.record(caller, 'canary_variant', v, { share: opts.share, runs: opts.runs });
-    const p = this.runCanary(caller, { ...v, state: 'canary' }, canary).catch((err: Error) => this.log.error({ err: err.message, variant: id }, 'canary failed to record'));
+    const p = this.runCanary(caller, { ...v, state: 'canary' }, canary).catch((err: Error) => this.d.log.error({ err: err.message, variant: id }, 'canary failed to record'));
     this.busy.add(p);
     void p.finally(() => this.busy.delete(p));
     return this.get(caller.tenantId, id);
@@ -174,14 +162,14 @@ export class Variants {
         if (this.stopping || (await this.get(v.tenant_id, v.id)).state !== 'canary') return;
         // Variant runs spread evenly: run i goes to the variant when floor((i+1)·share) > floor(i·share).
         const toVariant = Math.floor((i + 1) * canary.share) > Math.floor(i * canary.share);
-        const { done } = await this.workflows.start(caller, v.workflow_id, toVariant ? { steps: v.steps } : {});
+        const { done } = await this.d.workflows.start(caller, v.workflow_id, toVariant ? { steps: v.steps } : {});
         (toVariant ? variant : baseline).push(await done);
         canary.progress = { done: i + 1, total: canary.runs };
-        await this.db('autonomous_variants').where({ id: v.id, state: 'canary' }).update({ canary: json(canary), updated_at: this.now() });
+        await this.d.db('autonomous_variants').where({ id: v.id, state: 'canary' }).update({ canary: json(canary), updated_at: this.now() });
       }
       const a = arm(baseline);
       const b = arm(variant);
-      const test = (await this.mesh.run('analytics', 'ab_test', { a: { successes: a.succeeded, trials: Math.max(1, a.runs), latency_ms: a.samples.latency, cost: a.samples.cost }, b: { successes: b.succeeded, trials: Math.max(1, b.runs), latency_ms: b.samples.latency, cost: b.samples.cost } }, { caller })) as Record<string, any>;
+      const test = (await this.d.mesh.run('analytics', 'ab_test', { a: { successes: a.succeeded, trials: Math.max(1, a.runs), latency_ms: a.samples.latency, cost: a.samples.cost }, b: { successes: b.succeeded, trials: Math.max(1, b.runs), latency_ms: b.samples.latency, cost: b.samples.cost } }, { caller })) as Record<string, any>;
       const reasons: string[] = [];
       if (!a.runs || !b.runs) reasons.push('an arm had no runs: nothing to compare');
       if (test.fisher_p_b_lower < canary.alpha) reasons.push(`success rate lower: ${b.succeeded}/${b.runs} against ${a.succeeded}/${a.runs} (Fisher's exact p = ${test.fisher_p_b_lower.toPrecision(3)} < ${canary.alpha})`);
@@ -207,14 +195,14 @@ export class Variants {
     const v = await this.get(caller.tenantId, id);
     if (!ALLOWED[v.state].includes('promote')) throw wrongState('variant', v.state, ALLOWED[v.state]);
     if (v.canary?.decision !== 'promote') throw new Conflict(`The canary found the variant worse: ${(v.canary?.reasons ?? []).join('; ')}`, 'VARIANT_WORSE', { reasons: v.canary?.reasons ?? [] });
-    const g = await this.governance.execute(caller, { kind: 'promote_variant', target: id, params: {} }, { kind: 'human' }, { reason: 'canary decision: promote' });
+    const g = await this.d.governance.execute(caller, { kind: 'promote_variant', target: id, params: {} }, { kind: 'human' }, { reason: 'canary decision: promote' });
     return { variant: await this.get(caller.tenantId, id), governance: g };
   }
 
   async rollback(caller: Caller, id: string) {
     const v = await this.get(caller.tenantId, id);
     if (!ALLOWED[v.state].includes('rollback')) throw wrongState('variant', v.state, ALLOWED[v.state]);
-    if (v.state === 'promoted') await this.workflows.replaceSteps(caller, v.workflow_id, v.baseline_steps);
+    if (v.state === 'promoted') await this.d.workflows.replaceSteps(caller, v.workflow_id, v.baseline_steps);
     await this.move(v, 'rolled_back');
     await this.record(caller, 'rollback_variant', v, { restored_definition: v.state === 'promoted' });
     return this.get(caller.tenantId, id);
