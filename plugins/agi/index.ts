@@ -47,14 +47,14 @@ export default definePlugin({
       factory: ({ governance }) => governance as GovernanceService,
     }),
     provide(planningRef, {
-      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, log: core.log, kpis: kpisRef, insights: insightsRef, governance: governanceRef, clock: core.clock },
-      factory: ({ db, mesh, config, events, log, kpis, insights, governance, clock }) => new PlanningService(db, mesh, config, events, log, kpis, insights, governance, clock),
+      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, log: core.log, kpis: kpisRef, insights: insightsRef, governance: governanceRef, actions: core.actions, clock: core.clock },
+      factory: (d) => new PlanningService(d.db, d.mesh, d.config, d.events, d.log, d.kpis, d.insights, d.governance, d.actions, d.clock),
       start: (svc) => (svc as PlanningService).resume(),
       stop: (svc) => (svc as PlanningService).shutdown(),
     }),
     provide(simRef, {
-      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, clock: core.clock },
-      factory: ({ db, mesh, config, events, clock }) => new Simulations(db, mesh, config, events, clock),
+      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, actions: core.actions, clock: core.clock },
+      factory: (d) => new Simulations(d.db, d.mesh, d.config, d.events, d.actions, d.clock),
       stop: (svc) => svc.stop(),
     }),
   ],

@@ -3,6 +3,7 @@
 // is recorded with its KPIs, objectives and decisions; each decision is an insight chain and,
 // when an action kind applies, goes through governance as the loop agent's proposal.
 import crypto from 'node:crypto';
+import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
 import type { EventBus } from '../../core/events';
@@ -40,8 +41,13 @@ export class PlanningService implements PlanningLoop {
     readonly kpis: KpiService,
     readonly insights: InsightStore,
     private readonly governance: Governance,
+    private readonly actions: ActionLog,
     readonly clock: { now(): Date },
   ) {}
+
+  private record(caller: Caller, action: string, id: string, detail: Record<string, unknown> = {}) {
+    return this.actions.record({ source: 'manual', actor: caller.id, action, target_type: 'planning_loop', target_id: id, result: 'succeeded', detail, tenant_id: caller.tenantId });
+  }
 
   /** Schedules every loop stored as running. */
   async resume(): Promise<void> {
@@ -81,6 +87,7 @@ export class PlanningService implements PlanningLoop {
     const at = this.clock.now().toISOString();
     const loop: Loop = { id: crypto.randomUUID(), tenant_id: caller.tenantId, state: 'running', interval_seconds: opts.interval_seconds ?? this.config.agi.loopIntervalSeconds, window_seconds: opts.window_seconds ?? this.config.agi.windowSeconds, started_by: caller.id, stopped_at: null, created_at: at, updated_at: at };
     await this.db('agi_loops').insert(loop);
+    await this.record(caller, 'start_planning_loop', loop.id, { interval_seconds: loop.interval_seconds, window_seconds: loop.window_seconds });
     this.schedule(loop);
     this.events.publish('planning_loop', { loop_id: loop.id, tenant_id: loop.tenant_id, state: 'running' });
     return loop;
@@ -91,14 +98,17 @@ export class PlanningService implements PlanningLoop {
     if (!cur) throw loopRunning(null);
     const at = this.clock.now().toISOString();
     await this.db('agi_loops').where({ id: cur.id }).update({ state: 'stopped', stopped_at: at, updated_at: at });
+    await this.record(caller, 'stop_planning_loop', cur.id);
     clearInterval(this.timers.get(caller.tenantId));
     this.timers.delete(caller.tenantId);
     this.events.publish('planning_loop', { loop_id: cur.id, tenant_id: cur.tenant_id, state: 'stopped' });
     return { ...cur, state: 'stopped', stopped_at: at, updated_at: at };
   }
 
-  iterate(caller: Caller): Promise<Iteration> {
-    return this.run(caller.tenantId, 'manual');
+  async iterate(caller: Caller): Promise<Iteration> {
+    const it = await this.run(caller.tenantId, 'manual');
+    await this.record(caller, 'run_planning_iteration', it.id, { decisions: it.decisions.length });
+    return it;
   }
 
   private async run(tenantId: string, trigger: Iteration['trigger']): Promise<Iteration> {

@@ -4,6 +4,7 @@
 // daily cost) and runs on the analytics kernel with a recorded seed; `repeat_of` runs a stored
 // result's inputs and seed again, which gives the same figures exactly.
 import crypto from 'node:crypto';
+import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
 import { HttpError, invalid, NotFound } from '../../core/errors';
@@ -51,6 +52,7 @@ export class Simulations {
     private readonly mesh: Mesh,
     private readonly config: Config,
     private readonly events: EventBus,
+    private readonly actions: ActionLog,
     private readonly clock: { now(): Date },
   ) {}
 
@@ -133,6 +135,7 @@ export class Simulations {
     const at = this.clock.now().toISOString();
     const row = { id: crypto.randomUUID(), tenant_id: caller.tenantId, scenario_id: s.id, state: 'queued', seed, inputs: JSON.stringify(job), result: null, error: null, created_by: caller.id, started_at: null, finished_at: null, created_at: at, updated_at: at };
     await this.db('agi_sim_results').insert(row);
+    await this.actions.record({ source: 'manual', actor: caller.id, action: 'run_simulation', target_type: 'simulation', target_id: row.id, result: 'succeeded', detail: { scenario_id: s.id, seed, repeat_of: b.repeat_of ?? null }, tenant_id: caller.tenantId });
     this.publish(row.id, caller.tenantId, s.id, 'queued');
     const p = this.execute(row.id, caller, s, job);
     this.running.add(p);
