@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import type { TestHost } from '../../helpers/host';
+import { eachDatabase, type TestHost } from '../../helpers/host';
 import { eventually } from '../../helpers/eventually';
 import { MISSING, settled, startGroupHost } from './group-host';
 
 // The analytics latency objective (1 ms) is set below the time of the tasks run on it, so that the planning loop
 // finds it unmet and proposes a node; trading keeps its default SLO.
-describe('agi plugin (spec 4.15)', () => {
+// Storage-heavy (chains, approvals, loops, simulations): on SQLite and PostgreSQL.
+eachDatabase('agi plugin (spec 4.15)', (db) => {
   let t: TestHost;
   let viewer: string;
   let member: string;
@@ -13,7 +14,7 @@ describe('agi plugin (spec 4.15)', () => {
   let operator2: string;
   let other: string;
   before(async () => {
-    t = await startGroupHost({ slo: { domains: { analytics: { availability: 0.99, latencyP99Ms: 1, windowSeconds: 3600 }, trading: { availability: 0.999, latencyP99Ms: 250, windowSeconds: 3600 } } } });
+    t = await startGroupHost({ slo: { domains: { analytics: { availability: 0.99, latencyP99Ms: 1, windowSeconds: 3600 }, trading: { availability: 0.999, latencyP99Ms: 250, windowSeconds: 3600 } } } }, db);
     viewer = (await t.userToken('viewer')).token;
     member = (await t.userToken('member')).token;
     operator = (await t.userToken('operator')).token;
