@@ -11,13 +11,14 @@ import mesh from '../../../plugins/mesh';
 import workflows from '../../../plugins/workflows';
 import { BUILTIN_KERNELS } from '../../core/mesh-helpers';
 import { eventually } from '../../helpers/eventually';
-import { startHost, type DbKind, type TestHost } from '../../helpers/host';
+import { startHost, type DbKind, type StartOptions, type TestHost } from '../../helpers/host';
 
 export const MISSING = '00000000-0000-4000-8000-000000000000';
 
-export function startGroupHost(config: Record<string, unknown> = {}, db: DbKind = 'sqlite'): Promise<TestHost> {
+export function startGroupHost(config: Record<string, unknown> = {}, db: DbKind = 'sqlite', overrides?: StartOptions['overrides']): Promise<TestHost> {
   return startHost({
     db,
+    overrides,
     plugins: [mesh, kernels, workflows, incidents, llm, agi, autonomous, copilot, enterprise],
     config: { ...config, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics', 'trading'], heartbeatMs: 100, noNodeWaitMs: 300, ...((config.mesh as object) ?? {}) } },
   });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { core } from '../../../core/services';
 import { eventually } from '../../helpers/eventually';
 import type { TestHost } from '../../helpers/host';
 import { MISSING, ok, settled, startGroupHost, workflow } from '../agi/group-host';
@@ -14,8 +15,10 @@ describe('enterprise plugin (spec 4.16)', () => {
   let other: string;
   let wf: string;
   const day = (new Date().getUTCDay() + 3) % 7;
+  // The platform's clock, moved forward by the expiry test.
+  const clock = { offset: 0, now: () => new Date(Date.now() + clock.offset) };
   before(async () => {
-    t = await startGroupHost({ governance: { changeWindows: [{ days: [day], start: '00:00', end: '23:59' }] } });
+    t = await startGroupHost({ governance: { approvalTtlSeconds: 600, changeWindows: [{ days: [day], start: '00:00', end: '23:59' }] } }, 'sqlite', [[core.clock, clock]]);
     viewer = (await t.userToken('viewer')).token;
     member = (await t.userToken('member')).token;
     operator = (await t.userToken('operator')).token;
@@ -175,6 +178,24 @@ describe('enterprise plugin (spec 4.16)', () => {
       expect((await get('/mesh/nodes/analytics-1')).body.state).to.equal('paused');
       expect((await post(`/enterprise/human-ai/approvals/${approvalId}/approve`, {}, operator2)).status).to.equal(409);
       expect((await post('/enterprise/human-ai/approvals/nope/approve', {}, operator2)).status).to.equal(422);
+    });
+
+    it('a pending request expires after governance.approvalTtlSeconds; an expired one cannot be approved', async () => {
+      const r = await post('/enterprise/governance/execute', { kind: 'resume_node', target: 'analytics-1' }, operator);
+      expect(r.body.status).to.equal('pending_approval');
+      const id = r.body.approval.id;
+      expect(Date.parse(r.body.approval.expires_at) - Date.parse(r.body.approval.created_at)).to.equal(600_000);
+      clock.offset = 601_000;
+      try {
+        expect((await get(`/agi/approvals/${id}`)).body.state).to.equal('expired');
+        expect((await get('/enterprise/human-ai/approvals/pending')).body.approvals.map((a: { id: string }) => a.id)).to.not.include(id);
+        const late = await post(`/enterprise/human-ai/approvals/${id}/approve`, {}, operator2);
+        expect(late.status).to.equal(409);
+        expect(late.body).to.include({ code: 'INVALID_STATE', state: 'expired' });
+        expect((await get('/mesh/nodes/analytics-1')).body.state).to.equal('paused');
+      } finally {
+        clock.offset = 0;
+      }
     });
 
     it('human-ai feedback rates a decision', async () => {
