@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
-import { Forbidden, HttpError, NotFound } from '../../core/errors';
+import { errorText, Forbidden, NotFound } from '../../core/errors';
 import type { EventBus } from '../../core/events';
 import type { Mesh } from '../../core/mesh/mesh';
 import { pageOf } from '../../core/pagination';
@@ -30,11 +30,6 @@ function toApproval(r: Record<string, any>): Approval {
     result: r.result ? JSON.parse(r.result) : null,
     error: r.error ?? null,
   } as Approval;
-}
-
-function message(err: unknown): string {
-  if (err instanceof HttpError) return typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail);
-  return (err as Error)?.message ?? String(err);
 }
 
 /** Minutes since midnight UTC of "HH:MM". */
@@ -156,8 +151,8 @@ export class GovernanceService implements Governance, Approvals {
       if (opts.chain_id) await this.insights.decide(opts.chain_id, { state: 'applied', by: caller.id, at: this.clock.now().toISOString() });
       return { status: 'executed', verdict, approval: null, result: result ?? null, error: null };
     } catch (err) {
-      if (opts.chain_id) await this.insights.decide(opts.chain_id, { state: 'failed', by: caller.id, at: this.clock.now().toISOString(), detail: message(err) });
-      return { status: 'failed', verdict, approval: null, result: null, error: message(err) };
+      if (opts.chain_id) await this.insights.decide(opts.chain_id, { state: 'failed', by: caller.id, at: this.clock.now().toISOString(), detail: errorText(err) });
+      return { status: 'failed', verdict, approval: null, result: null, error: errorText(err) };
     }
   }
 
@@ -208,7 +203,7 @@ export class GovernanceService implements Governance, Approvals {
         state = 'executed';
       } catch (err) {
         state = 'failed';
-        error = message(err);
+        error = errorText(err);
       }
     }
     const done = this.clock.now().toISOString();

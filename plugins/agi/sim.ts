@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
-import { HttpError, invalid, NotFound } from '../../core/errors';
+import { errorText, invalid, NotFound } from '../../core/errors';
 import type { EventBus } from '../../core/events';
 import type { Mesh } from '../../core/mesh/mesh';
 import type { Caller } from '../../core/roles';
@@ -158,7 +158,7 @@ export class Simulations {
       await this.db('agi_sim_results').where({ id }).update({ state: 'succeeded', result: JSON.stringify(result), finished_at: now(), updated_at: now() });
       this.publish(id, caller.tenantId, s.id, 'succeeded');
     } catch (err) {
-      const msg = err instanceof HttpError ? String(typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail)) : (err as Error).message;
+      const msg = errorText(err);
       await this.db('agi_sim_results').where({ id }).update({ state: 'failed', error: msg, finished_at: now(), updated_at: now() }).catch(() => undefined);
       this.publish(id, caller.tenantId, s.id, 'failed');
     }

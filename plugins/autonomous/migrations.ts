@@ -1,15 +1,4 @@
-import type { Knex } from 'knex';
-import type { Migration } from '../../core/db';
-
-function base(t: Knex.CreateTableBuilder) {
-  t.string('id', 36).primary();
-  t.string('tenant_id', 64).notNullable();
-}
-function stamps(t: Knex.CreateTableBuilder) {
-  t.string('created_at', 32).notNullable();
-  t.string('updated_at', 32).notNullable();
-  t.index(['tenant_id', 'created_at']);
-}
+import { resourceStamps as stamps, tenantResource as base, type Migration } from '../../core/db';
 
 // JSON documents (evidence, steps, canary arms) are text columns read and written whole.
 export const autonomousMigrations: Migration[] = [

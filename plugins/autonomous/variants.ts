@@ -33,8 +33,10 @@ type Variant = ReturnType<typeof toVariant>;
 
 function arm(runs: WorkflowExecution[]) {
   const ok = runs.filter((r) => r.state === 'succeeded');
-  const latency = runs.filter((r) => r.started_at && r.finished_at).map((r) => Date.parse(r.finished_at!) - Date.parse(r.started_at!));
-  const cost = runs.map((r) => r.steps.reduce((a, s) => a + (s.duration_ms ?? 0), 0));
+  // Latency and cost of successful runs only: a run that fails early is fast and cheap, and
+  // comparing it with a run that did the work would reward failing.
+  const latency = ok.filter((r) => r.started_at && r.finished_at).map((r) => Date.parse(r.finished_at!) - Date.parse(r.started_at!));
+  const cost = ok.map((r) => r.steps.reduce((a, s) => a + (s.duration_ms ?? 0), 0));
   const sorted = [...latency].sort((a, b) => a - b);
   const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! : null);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -183,7 +185,7 @@ export class Variants {
         test,
         decision: reasons.length ? 'do_not_promote' : 'promote',
         reasons,
-        method: `one-sided Fisher's exact test of the variant's success rate against the baseline's; Welch's t-test of latency and compute cost (sum of step run times), worse only when significant at alpha and more than ${Math.round((MATERIAL - 1) * 100)}% higher`,
+        method: `one-sided Fisher's exact test of the variant's success rate against the baseline's; Welch's t-test of latency and compute cost (sum of step run times) of the successful runs, worse only when significant at alpha and more than ${Math.round((MATERIAL - 1) * 100)}% higher`,
       });
     } catch (err) {
       Object.assign(canary, { finished_at: this.now(), decision: 'do_not_promote', reasons: ['the canary could not finish'], error: (err as Error).message });

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
-import { HttpError, NotFound } from '../../core/errors';
+import { errorText, NotFound } from '../../core/errors';
 import type { Mesh } from '../../core/mesh/mesh';
 import { roleAtLeast, type Caller, type Role } from '../../core/roles';
 import type { KpiService } from '../../core/contracts/insights';
@@ -171,7 +171,7 @@ export async function runTool(ctx: ToolContext, caller: Caller, name: string, ra
     const result = await tool.run(ctx, caller, parsed.data);
     return { tool: name, args: parsed.data, status: 'ok', result, error: null, said: tool.say(result, parsed.data) };
   } catch (err) {
-    const msg = err instanceof HttpError ? (typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail)) : (err as Error).message;
+    const msg = errorText(err);
     return { tool: name, args: parsed.data, status: 'error', result: null, error: msg, said: `${name} did not succeed: ${msg}` };
   }
 }

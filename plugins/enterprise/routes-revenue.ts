@@ -3,7 +3,7 @@
 // risk-adjusted return (Sharpe ratio). Runs are resources: queued → running → succeeded | failed.
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { HttpError, invalid, Unprocessable } from '../../core/errors';
+import { errorText, invalid, Unprocessable } from '../../core/errors';
 import type { RouteMaker } from '../../core/plugin';
 import { tenantScope } from '../../core/tenancy';
 import type { Deps } from './deps';
@@ -80,7 +80,7 @@ export const revenueRoutes = (route: RouteMaker<Deps>) => [
           await set({ state: 'succeeded', result: JSON.stringify(out), finished_at: services.clock.now().toISOString() });
           services.events.publish('optimization_status', { optimization_id: row.id, tenant_id: caller!.tenantId, state: 'succeeded' });
         } catch (err) {
-          const msg = err instanceof HttpError ? (typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail)) : (err as Error).message;
+          const msg = errorText(err);
           await set({ state: 'failed', error: msg, finished_at: services.clock.now().toISOString() });
           services.events.publish('optimization_status', { optimization_id: row.id, tenant_id: caller!.tenantId, state: 'failed' });
         }
