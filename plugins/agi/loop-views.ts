@@ -18,7 +18,9 @@ export async function planOf(s: PlanningService, tenantId: string): Promise<Plan
   const its = rows.map(toIteration);
   const ids = its.flatMap((i) => i.decisions.map((d) => d.approval_id).filter((x): x is string => !!x));
   const states = new Map<string, string>();
-  if (ids.length) for (const a of await s.db('agi_approvals').whereIn('id', ids).select('id', 'state')) states.set(a.id, a.state);
+  const now = s.clock.now().toISOString();
+  // A pending request past its expiry is expired (the approval store marks it so when read).
+  if (ids.length) for (const a of await s.db('agi_approvals').whereIn('id', ids).select('id', 'state', 'expires_at')) states.set(a.id, a.state === 'pending' && a.expires_at <= now ? 'expired' : a.state);
   const latest = its[0];
   return {
     iteration_id: latest?.id ?? null,
