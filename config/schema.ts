@@ -148,6 +148,30 @@ export const configSchema = z.object({
       maxThreadsPerNode: z.number().int().min(1).max(64).default(8),
     })
     .prefault({}),
+  /** Governance of platform actions (docs/groups/autonomous.md "Governance"). */
+  governance: z
+    .object({
+      /** A pending approval expires after this many seconds. */
+      approvalTtlSeconds: z.number().int().min(1).max(30 * 86400).default(86_400),
+      /** A change touching more than this share of a kernel's nodes waits for a human. */
+      maxBlastRadius: z.number().gt(0).max(1).default(0.5),
+      /** UTC windows in which changes may run without a human; none: any time. Days 0 (Sunday) to 6. */
+      changeWindows: z.array(z.object({ days: z.array(z.number().int().min(0).max(6)).min(1), start: z.string().regex(/^\d\d:\d\d$/), end: z.string().regex(/^\d\d:\d\d$/) })).default([]),
+      /** Action kinds an agent may run without a human (by default every agent action waits). */
+      autoApprove: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  /** The cognitive (planning) loop of plugin agi. */
+  agi: z
+    .object({
+      /** Seconds between iterations of a started loop, unless its start names another. */
+      loopIntervalSeconds: z.number().int().min(1).max(86_400).default(300),
+      /** KPI window of an iteration, in seconds. */
+      windowSeconds: z.number().int().min(60).max(30 * 86400).default(3600),
+      /** A workflow failure rate above this is an objective the loop acts on. */
+      workflowFailureTarget: z.number().min(0).max(1).default(0.05),
+    })
+    .prefault({}),
   plugins: z
     .object({
       /** Folder the host discovers plugins in (compiled output). */
