@@ -2,19 +2,12 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import type { GpuDevice } from '../../core/contracts/compute';
 
 const QUERY = 'index,uuid,name,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw';
 
-export interface GpuReading {
-  index: number;
-  uuid: string;
-  name: string;
-  memory_total_mb: number | null;
-  memory_used_mb: number | null;
-  utilization_pct: number | null;
-  temperature_c: number | null;
-  power_w: number | null;
-}
+/** One device as nvidia-smi reports it. */
+export type GpuReading = Omit<GpuDevice, 'id' | 'provider' | 'region'> & { uuid: string };
 
 /** nvidia-smi prints "[N/A]" or "[Not Supported]" for what a device does not report. */
 const num = (s: string | undefined): number | null => {
