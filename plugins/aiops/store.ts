@@ -82,7 +82,7 @@ export const aiopsMigrations: Migration[] = [
         t.string('tenant_id', 64).notNullable();
         t.string('budget_id', 36).notNullable();
         t.string('kind', 16).notNullable();
-        t.float('threshold').notNullable();
+        t.double('threshold').notNullable();
         t.string('period_start', 32).notNullable();
         t.bigInteger('spend_micros').notNullable();
         t.bigInteger('forecast_micros').notNullable();

@@ -47,8 +47,7 @@ export async function candidates(mesh: Mesh, db: Db, inv: ComputeInventory, kern
       excluded.push({ provider: p.id, reason: p.status === 'not_configured' ? `not configured (set ${p.config_key})` : `no ${p.kind} API client in this build` });
       continue;
     }
-    const gpus = await inv.gpus(p.id);
-    const gpuFree = gpus.reduce((a, g) => a + (g.memory_total_mb !== null && g.memory_used_mb !== null ? (g.memory_total_mb - g.memory_used_mb) / 1024 : 0), 0);
+    const gpuFree = (await freeGpus(inv, p.id))[0]?.free_gb ?? 0;
     const k = mesh.kernels().find((x) => x.id === kernel);
     for (const n of k?.nodes ?? []) {
       if (n.state !== 'active') continue;
@@ -59,6 +58,18 @@ export async function candidates(mesh: Mesh, db: Db, inv: ComputeInventory, kern
     }
   }
   return { list, excluded };
+}
+
+/**
+ * The provider's GPUs no workload holds (a device is held whole), with their free memory as
+ * read, most free first.
+ */
+export async function freeGpus(inv: ComputeInventory, provider: string) {
+  const held = new Set((await inv.allocations(null)).map((a) => a.device_id));
+  return (await inv.gpus(provider))
+    .filter((g) => !held.has(g.id) && g.memory_total_mb !== null)
+    .map((g) => ({ device: g, free_gb: Math.round(((g.memory_total_mb! - (g.memory_used_mb ?? 0)) / 1024) * 100) / 100 }))
+    .sort((a, b) => b.free_gb - a.free_gb);
 }
 
 function measured(p: Provider, nodeId: string, threads: number, inFlight: number, gpuFree: number, tasks: number, ps: number[] | null): Candidate {
@@ -73,7 +84,7 @@ function measured(p: Provider, nodeId: string, threads: number, inFlight: number
     residency: region.residency,
     free_threads: Math.max(0, threads - inFlight),
     threads,
-    gpu_memory_free_gb: Math.round(gpuFree * 100) / 100,
+    gpu_memory_free_gb: gpuFree,
     tasks_measured: tasks,
     latency_p50_ms: p50 === null ? null : Math.round(p50 * 1000) / 1000,
     latency_p95_ms: ps ? Math.round(ps[1]! * 1000) / 1000 : null,

@@ -4,9 +4,10 @@ import type { Caller } from '../../core/roles';
 import { Conflict, invalid } from '../../core/errors';
 import { fromMicros, toMicros } from '../../core/money';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
+import { tenantScope } from '../../core/tenancy';
 import { HOUR_MS, windowOf, type Deps } from './deps';
 import { placementFor, valueFor } from './policies';
-import { candidates, check, MEASURE_WINDOW_MS, objectiveOf, rank, whyLost, type Candidate } from './router';
+import { candidates, check, freeGpus, MEASURE_WINDOW_MS, objectiveOf, rank, whyLost, type Candidate } from './router';
 import { parse } from './store';
 
 export const routeBody = z.object({
@@ -44,6 +45,7 @@ export const decisionOut = z.object({
   value_policy: z.string().nullable(),
   policies_applied: z.array(z.string()),
   choice: candidateOut,
+  gpu_allocation_id: z.string().nullable(),
   runners_up: z.array(candidateOut.extend({ lost_because: z.string() })),
   rejected: z.array(candidateOut.extend({ reasons: z.array(z.string()) })),
   excluded_providers: z.array(z.object({ provider: z.string(), reason: z.string() })),
@@ -91,7 +93,13 @@ export async function routeWorkload(services: Deps, caller: Caller, body: z.outp
     candidates: JSON.stringify(ranked),
     created_at: now.toISOString(),
   });
-  await services.actions.record({ source: 'manual', actor: caller.id, action: 'route_workload', target_type: 'workload', target_id: id, result: 'succeeded', tenant_id: caller.tenantId, detail: { workload_type: body.workload_type, provider: best!.provider, region: best!.region, node_id: best!.node_id } });
+  // A workload that needs GPU memory holds the device with the most free memory until released.
+  let allocation: string | null = null;
+  if (body.requirements.gpu_memory) {
+    const gpu = (await freeGpus(services.compute, best!.provider))[0]!;
+    allocation = (await services.compute.allocate({ tenant_id: caller.tenantId, device_id: gpu.device.id, provider: best!.provider, region: best!.region, holder_kind: 'workload', holder_id: id, workload_type: body.workload_type })).id;
+  }
+  await services.actions.record({ source: 'manual', actor: caller.id, action: 'route_workload', target_type: 'workload', target_id: id, result: 'succeeded', tenant_id: caller.tenantId, detail: { workload_type: body.workload_type, provider: best!.provider, region: best!.region, node_id: best!.node_id, allocation } });
   return {
     workload_id: id,
     workload_type: body.workload_type,
@@ -100,6 +108,7 @@ export async function routeWorkload(services: Deps, caller: Caller, body: z.outp
     value_policy: value?.name ?? null,
     policies_applied: policies.map((p) => p.name),
     choice: out(best!),
+    gpu_allocation_id: allocation,
     runners_up: rest.map((c) => ({ ...out(c), lost_because: whyLost(c, best!) })),
     rejected: rejected.map((c) => ({ ...out(c), reasons: c.reasons })),
     excluded_providers: excluded,
@@ -167,6 +176,23 @@ export function routingRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       response: decisionOut,
       errors: [409, 422],
       handler: ({ body, caller, services }) => routeWorkload(services, caller!, body),
+    }),
+    route({
+      method: 'post',
+      path: '/workloads/{workload_id}/release',
+      summary: 'Release the GPU a routed workload holds (beyond the spec); 409 when it holds none',
+      access: 'member',
+      feature: 'aiops',
+      params: z.object({ workload_id: z.uuid() }),
+      response: z.object({ workload_id: z.string(), released: z.number() }),
+      errors: [404, 409, 422],
+      handler: async ({ params, caller, services }) => {
+        await tenantScope(services.db, caller!).get('uaicp_workloads', { id: params.workload_id }, 'Workload');
+        const released = await services.compute.release(caller!.tenantId, params.workload_id);
+        if (!released) throw new Conflict(`Workload ${params.workload_id} holds no device`, 'NOTHING_HELD');
+        await services.actions.record({ source: 'manual', actor: caller!.id, action: 'release_workload_gpu', target_type: 'workload', target_id: params.workload_id, result: 'succeeded', tenant_id: caller!.tenantId, detail: { released } });
+        return { workload_id: params.workload_id, released };
+      },
     }),
     route({
       method: 'get',
