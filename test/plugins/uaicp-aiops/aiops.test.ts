@@ -1,16 +1,16 @@
 import { expect } from 'chai';
 import type { BusEvent } from '../../../core/events';
 import { eventually } from '../../helpers/eventually';
+import { eachDatabase } from '../../helpers/host';
 import { MISSING, settled, startGroup, type Group } from './setup';
 
 const INGEST = '/observability/v1/ingest';
 
-describe('aiops plugin', function () {
-  this.timeout(60_000);
+eachDatabase('aiops plugin', (db) => {
   let g: Group;
   const events: BusEvent[] = [];
   before(async () => {
-    g = await startGroup();
+    g = await startGroup({}, db);
     g.t.host.services.events.subscribe('*', (e) => events.push(e));
   });
   after(() => g.t.stop());

@@ -5,7 +5,7 @@ import uaicp from '../../../plugins/uaicp';
 import workflows from '../../../plugins/workflows';
 import { BUILTIN_KERNELS } from '../../core/mesh-helpers';
 import { eventually } from '../../helpers/eventually';
-import { startHost, type TestHost } from '../../helpers/host';
+import { startHost, type DbKind, type TestHost } from '../../helpers/host';
 
 export interface Group {
   t: TestHost;
@@ -17,8 +17,9 @@ export interface Group {
 }
 
 /** One host with the two groups, the plugins they read and three kernels (analytics with two nodes). */
-export async function startGroup(config: Record<string, unknown> = {}): Promise<Group> {
+export async function startGroup(config: Record<string, unknown> = {}, db: DbKind = 'sqlite'): Promise<Group> {
   const t = await startHost({
+    db,
     plugins: [compute, aiops, uaicp, workflows, observability],
     config: {
       mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics', 'compute', 'llm'], kernels: { analytics: { nodes: 2 } }, heartbeatMs: 200 },
