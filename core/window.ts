@@ -11,3 +11,12 @@ export function windowOf(q: { since?: string; until?: string }, clock: Clock, de
   if (since >= until) throw invalid(['query', 'since'], 'since must be before until');
   return { since: since.toISOString(), until: until.toISOString() };
 }
+
+/** The request's Idempotency-Key header (at most 128 characters), or undefined. */
+export function idempotencyKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const v = headers['idempotency-key'];
+  const key = Array.isArray(v) ? v[0] : v;
+  if (key === undefined || key === '') return undefined;
+  if (key.length > 128) throw invalid(['header', 'Idempotency-Key'], 'at most 128 characters');
+  return key;
+}

@@ -5,6 +5,7 @@ import type { RouteDef, RouteMaker } from '../../core/plugin';
 import { tenantScope } from '../../core/tenancy';
 import { alertView, budgetView, evaluateBudgets, GROUPS, spend, toBudget, type Group } from './costs';
 import { windowOf, DAY_MS, type Deps } from './deps';
+import { idempotencyKey } from '../../core/window';
 import { fromMicros, toMicros } from '../../core/money';
 import { alert, budget, budgetBody, cost, costBody, method, page, windowQuery } from './schemas';
 import { invalid } from '../../core/errors';
@@ -30,13 +31,18 @@ export function costRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       method: 'post',
       path: '/costs/record',
       summary: 'Record a cost (besides what llm-call telemetry carries); amounts as numbers or decimal strings, at most 6 decimals',
+      description: 'With an Idempotency-Key header a retried record is stored once; the retry gets the first answer.',
       access: 'member',
       feature: 'aiops',
       body: costBody,
       response: cost,
       status: 201,
       errors: [422],
-      handler: async ({ body, caller, services }) => {
+      handler: async ({ body, caller, services, req }) => {
+        const key = idempotencyKey(req.headers);
+        const prior = async () => (key ? services.db('aiops_costs').where({ tenant_id: caller!.tenantId, idempotency_key: key }).first() : undefined);
+        const first = await prior();
+        if (first) return costView(first);
         const now = services.clock.now();
         const row = {
           id: crypto.randomUUID(),
@@ -47,11 +53,19 @@ export function costRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
           input_tokens: body.input_tokens ?? null,
           output_tokens: body.output_tokens ?? null,
           description: body.description ?? null,
+          idempotency_key: key ?? null,
           occurred_at: body.occurred_at ? new Date(body.occurred_at).toISOString() : now.toISOString(),
           created_by: caller!.id,
           created_at: now.toISOString(),
         };
-        await tenantScope(services.db, caller!).insert('aiops_costs', row);
+        try {
+          await tenantScope(services.db, caller!).insert('aiops_costs', row);
+        } catch (err) {
+          // The same key at the same moment: the unique index kept the first.
+          const raced = await prior();
+          if (raced) return costView(raced);
+          throw err;
+        }
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'record_cost', target_type: 'cost', target_id: row.id, result: 'succeeded', tenant_id: caller!.tenantId, detail: { amount: fromMicros(row.amount_micros), currency: row.currency } });
         await evaluateBudgets(services.db, services.events, now, caller!.tenantId);
         return costView({ ...row, tenant_id: caller!.tenantId });

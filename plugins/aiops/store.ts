@@ -58,10 +58,13 @@ export const aiopsMigrations: Migration[] = [
         t.bigInteger('input_tokens');
         t.bigInteger('output_tokens');
         t.string('description', 500);
+        // A client's Idempotency-Key: a retried record is stored once.
+        t.string('idempotency_key', 128);
         t.string('occurred_at', 32).notNullable();
         t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
         t.index(['tenant_id', 'occurred_at']);
+        t.unique(['tenant_id', 'idempotency_key']);
       });
       await db.schema.createTable('aiops_budgets', (t) => {
         t.string('id', 36).primary();

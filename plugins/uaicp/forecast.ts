@@ -5,6 +5,7 @@ import type { RouteDef, RouteMaker } from '../../core/plugin';
 import type { Caller } from '../../core/roles';
 import { tenantScope } from '../../core/tenancy';
 import { HOUR_MS, type Deps } from './deps';
+import { idempotencyKey } from '../../core/window';
 import { parse } from './store';
 
 const settings = {
@@ -83,6 +84,22 @@ const reservation = z.object({
 
 const reservationParams = z.object({ reservation_id: z.uuid() });
 
+/** Drains, completes and removes nodes; a node still busy (or gone) stays as the mesh has it, and the answer says so. */
+async function removeNodes(services: Deps, ids: string[], actor: { source: 'manual'; actor: string; cause: string }) {
+  const nodes = [];
+  for (const id of ids) {
+    try {
+      await services.mesh.drainNode(id, { deadline_seconds: 60 }, actor);
+      await services.mesh.completeDrain(id, {}, actor);
+      await services.mesh.removeNode(id, actor);
+      nodes.push({ node_id: id, removed: true, detail: null });
+    } catch (err) {
+      nodes.push({ node_id: id, removed: false, detail: (err as Error).message });
+    }
+  }
+  return nodes;
+}
+
 export function forecastRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
   return [
     route({
@@ -112,13 +129,16 @@ export function forecastRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       method: 'post',
       path: '/resources/prefetch',
       summary: "Reserve capacity ahead of a forecast peak: adds nodes to a kernel on the mesh (within max_new_nodes and the mesh's limits) so that the peak stays under target_utilisation",
-      description: 'Recorded as a reservation (and in the action log); reversible with POST /uaicp/resources/prefetch/{reservation_id}/release. 409 INSUFFICIENT_HISTORY without three buckets of history.',
+      description: 'Recorded as a reservation (and in the action log); reversible with POST /uaicp/resources/prefetch/{reservation_id}/release. 409 INSUFFICIENT_HISTORY without three buckets of history. With an Idempotency-Key header a retry gets the first answer and adds nothing.',
       access: 'operator',
       feature: 'aiops',
       body: z.object({ kernel: z.string().min(1).max(64), target_utilisation: z.number().gt(0).max(1).default(0.7), max_new_nodes: z.number().int().min(1).max(8).default(2), dry_run: z.boolean().default(false), ...settings }),
       response: reservation,
       errors: [409, 422],
-      handler: async ({ body, caller, services }) => {
+      handler: async ({ body, caller, services, req }) => {
+        const key = idempotencyKey(req.headers);
+        const prior = key ? await services.db('uaicp_reservations').where({ tenant_id: caller!.tenantId, idempotency_key: key }).first() : undefined;
+        if (prior) return parse(prior.answer);
         if (!services.mesh.kernelMap.has(body.kernel)) throw invalid(['body', 'kernel'], `unknown kernel ${body.kernel}`);
         const p = await predict(services, body.kernel, body, caller!);
         if (!p.forecast) throw new Conflict(`No forecast for kernel ${body.kernel}: ${p.reason}`, 'INSUFFICIENT_HISTORY');
@@ -140,9 +160,18 @@ export function forecastRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
           }
         }
         const id = crypto.randomUUID();
-        await tenantScope(services.db, caller!).insert('uaicp_reservations', { id, kernel: body.kernel, state: 'active', nodes: JSON.stringify(added), forecast: JSON.stringify(p), created_by: caller!.id, created_at: services.clock.now().toISOString(), released_at: null });
+        const answer = { id, state: 'active' as const, nodes_added: added, refused, ...base };
+        try {
+          await tenantScope(services.db, caller!).insert('uaicp_reservations', { id, kernel: body.kernel, state: 'active', nodes: JSON.stringify(added), answer: JSON.stringify(answer), idempotency_key: key ?? null, created_by: caller!.id, created_at: services.clock.now().toISOString(), released_at: null });
+        } catch (err) {
+          // A retry with the same key that ran at the same moment: keep the first, take back these nodes.
+          const first = key ? await services.db('uaicp_reservations').where({ tenant_id: caller!.tenantId, idempotency_key: key }).first() : undefined;
+          if (!first) throw err;
+          await removeNodes(services, added, { source: 'manual', actor: caller!.id, cause: `duplicate prefetch ${key}` });
+          return parse(first.answer);
+        }
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'prefetch_capacity', target_type: 'kernel', target_id: body.kernel, result: added.length ? 'succeeded' : 'refused', tenant_id: caller!.tenantId, detail: { reservation_id: id, nodes: added, needed_threads: needed, refused } });
-        return { id, state: 'active' as const, nodes_added: added, refused, ...base };
+        return answer;
       },
     }),
     route({
@@ -159,18 +188,7 @@ export function forecastRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
         const r = await scope.get<Record<string, any>>('uaicp_reservations', { id: params.reservation_id }, 'Reservation');
         if (r.state !== 'active') throw new StateConflict(r.state, [], `Reservation ${r.id} is already ${r.state}`);
         const actor = { source: 'manual' as const, actor: caller!.id, cause: `release of reservation ${r.id}` };
-        const nodes = [];
-        for (const id of parse(r.nodes) as string[]) {
-          try {
-            await services.mesh.drainNode(id, { deadline_seconds: 60 }, actor);
-            await services.mesh.completeDrain(id, {}, actor);
-            await services.mesh.removeNode(id, actor);
-            nodes.push({ node_id: id, removed: true, detail: null });
-          } catch (err) {
-            // A node still busy (or already gone) stays as the mesh has it; the answer says so.
-            nodes.push({ node_id: id, removed: false, detail: (err as Error).message });
-          }
-        }
+        const nodes = await removeNodes(services, parse(r.nodes) as string[], actor);
         await scope.update('uaicp_reservations', { id: r.id }, { state: 'released', released_at: services.clock.now().toISOString() }, 'Reservation');
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'release_capacity', target_type: 'kernel', target_id: r.kernel, result: 'succeeded', tenant_id: caller!.tenantId, detail: { reservation_id: r.id, nodes } });
         return { id: r.id, kernel: r.kernel, state: 'released' as const, nodes };

@@ -54,11 +54,14 @@ export const uaicpMigrations: Migration[] = [
         t.string('kernel', 64).notNullable();
         t.string('state', 16).notNullable(); // active | released
         t.text('nodes').notNullable();
-        t.text('forecast').notNullable();
+        // The whole answer, so that a retry with the same Idempotency-Key gets it again.
+        t.text('answer').notNullable();
+        t.string('idempotency_key', 128);
         t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
         t.string('released_at', 32);
         t.index(['tenant_id', 'created_at']);
+        t.unique(['tenant_id', 'idempotency_key']);
       });
     },
   },

@@ -181,7 +181,13 @@ eachDatabase('aiops plugin', (db) => {
       const rec = await req('POST', '/aiops/costs/record', g.member, { provider: 'openai', model: 'fast-model', amount: '1.25', currency: 'USD', description: 'batch job' });
       expect(rec.status).to.equal(201);
       expect(rec.body).to.include({ amount: '1.250000', currency: 'USD', provider: 'openai', model: 'fast-model' });
-      expect((await req('POST', '/aiops/costs/record', g.member, { provider: 'openai', amount: 2, currency: 'EUR' })).body.amount).to.equal('2.000000');
+      const eur = { provider: 'openai', amount: 2, currency: 'EUR' };
+      const once = await g.t.request('POST', '/aiops/costs/record', { token: g.member, body: eur, headers: { 'Idempotency-Key': 'eur-1' } });
+      expect(once.body.amount).to.equal('2.000000');
+      // A retry with the same key is stored once and answered the same.
+      const retry = await g.t.request('POST', '/aiops/costs/record', { token: g.member, body: eur, headers: { 'Idempotency-Key': 'eur-1' } });
+      expect(retry.body.id).to.equal(once.body.id);
+      expect((await g.t.request('POST', '/aiops/costs/record', { token: g.member, body: eur, headers: { 'Idempotency-Key': 'k'.repeat(129) } })).status).to.equal(422);
       expect((await req('POST', '/aiops/costs/record', g.member, { provider: 'openai', amount: '0.1234567' })).body.detail[0].loc).to.deep.equal(['body', 'amount']);
       expect((await req('POST', '/aiops/costs/record', g.member, { provider: 'openai', amount: -1 })).status).to.equal(422);
       expect((await req('POST', '/aiops/costs/record', g.member, { provider: 'openai', amount: 1, currency: 'usd' })).status).to.equal(422);

@@ -200,8 +200,11 @@ describe('uaicp plugin', function () {
       const dry = await req('POST', '/uaicp/resources/prefetch', g.operator, { kernel: 'analytics', max_new_nodes: 1, dry_run: true });
       expect(dry.body).to.include({ state: 'dry_run', id: null });
       expect(mesh.kernelOf('analytics').nodes.length).to.equal(before);
-      const r = await req('POST', '/uaicp/resources/prefetch', g.operator, { kernel: 'analytics', max_new_nodes: 1 });
+      const prefetch = () => g.t.request('POST', '/uaicp/resources/prefetch', { token: g.operator, body: { kernel: 'analytics', max_new_nodes: 1 }, headers: { 'Idempotency-Key': 'peak-1' } });
+      const r = await prefetch();
       expect(r.status).to.equal(200);
+      // A retry with the same key gets the same reservation and adds nothing.
+      expect((await prefetch()).body).to.deep.equal(r.body);
       expect(r.body.state).to.equal('active');
       expect(r.body.needed_threads).to.be.above(r.body.current_threads);
       expect(r.body.nodes_added).to.have.length(1);
