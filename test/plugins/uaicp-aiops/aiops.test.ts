@@ -143,6 +143,22 @@ eachDatabase('aiops plugin', (db) => {
       expect((await req('GET', `/aiops/models/${done.body.model_id}`, g.viewer)).body.task).to.equal('classification');
     });
 
+    it('trains on the tenant’s kernel task outcomes', async () => {
+      // Slow tasks fail, fast ones succeed: a failure classifier on duration.
+      const at = new Date().toISOString();
+      const rows = Array.from({ length: 20 }, (_, i) => ({ kernel_id: 'analytics', node_id: 'n', task: 'describe', ok: i < 10, duration_ms: i < 10 ? 5 + i : 500 + i, wait_ms: 1, error: i < 10 ? null : 'timeout', tenant_id: 'platform', at }));
+      await g.t.host.services.db('task_outcomes').insert(rows);
+      const r = await req('POST', '/aiops/training/jobs', g.member, { model_name: 'failure-classifier', kind: 'logistic', dataset: { source: 'task-outcomes', kernel: 'analytics', features: ['duration_ms'], label: 'failed' }, epochs: 30, learning_rate: 1, validation_share: 0 });
+      expect(r.status).to.equal(202);
+      const done = await settled(g.t, `/aiops/training/jobs/${r.body.id}`, g.viewer);
+      expect(done.body.state).to.equal('succeeded');
+      expect(done.body.result).to.include({ source: 'task-outcomes', label: 'failed', train_rows: 20, validation_rows: 0 });
+      expect(done.body.metrics[29].value).to.equal(1);
+      // Another tenant holds no outcomes: nothing to train on.
+      const other = await req('POST', '/aiops/training/jobs', g.acme, { model_name: 'x', kind: 'logistic', dataset: { source: 'task-outcomes', features: ['duration_ms'], label: 'failed' } });
+      expect(other.body.code).to.equal('INSUFFICIENT_DATA');
+    });
+
     it('cancels a running job by aborting its task, and refuses to cancel a finished one', async () => {
       const r = await req('POST', '/aiops/training/jobs', g.member, { model_name: 'long', kind: 'linear', dataset, epochs: 5000, epochs_per_task: 1, learning_rate: 0.01 });
       await eventually(async () => (await req('GET', `/aiops/training/jobs/${r.body.id}`, g.viewer)).body.epochs_done > 0);
@@ -257,7 +273,7 @@ eachDatabase('aiops plugin', (db) => {
       const s = await req('GET', '/aiops/stats', g.viewer);
       expect(s.status).to.equal(200);
       expect(s.body.models.total).to.equal((await req('GET', '/aiops/models', g.viewer)).body.models.length);
-      expect(s.body.training_jobs.succeeded).to.equal(2);
+      expect(s.body.training_jobs.succeeded).to.equal(3);
       expect(s.body.llm_calls).to.equal(50);
       expect(s.body.budgets).to.equal(1);
       const other = await req('GET', '/aiops/stats', g.acme);
