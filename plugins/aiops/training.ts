@@ -160,16 +160,23 @@ export class Trainer {
     }
     const final = metrics[metrics.length - 1]!;
     const result = { features: s.dataset.features, label: s.dataset.label, source: s.dataset.source, weights, bias, scaling: last!.scaling, train_rows: last!.train_rows, validation_rows: last!.validation_rows, final };
-    const model = await this.d.registry.register(job.tenant_id, job.created_by, {
-      name: job.model_name,
-      provider: 'local',
-      task: s.kind === 'logistic' ? 'classification' : 'regression',
-      kernel: 'compute',
-      // Runs on this machine: no per-token price.
-      price: { input_per_million: '0', output_per_million: '0', currency: 'USD' },
-      parameters: result,
-      training_job_id: job.id,
-    });
+    let model;
+    try {
+      model = await this.d.registry.register(job.tenant_id, job.created_by, {
+        name: job.model_name,
+        provider: 'local',
+        task: s.kind === 'logistic' ? 'classification' : 'regression',
+        kernel: 'compute',
+        // Runs on this machine: no per-token price.
+        price: { input_per_million: '0', output_per_million: '0', currency: 'USD' },
+        parameters: result,
+        training_job_id: job.id,
+      });
+    } catch (err) {
+      // Trained but not registered (e.g. the version was taken meanwhile): the job says why.
+      await this.write(job, { state: 'failed', result: JSON.stringify(result), error: `training finished but the model could not be registered: ${(err as Error).message}`, finished_at: this.now() });
+      return;
+    }
     await this.write(job, { state: 'succeeded', result: JSON.stringify(result), model_id: model.id, finished_at: this.now() });
   }
 
