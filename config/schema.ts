@@ -10,6 +10,13 @@ const sloTarget = z.object({
   windowSeconds: z.number().int().min(60).default(30 * 86400),
 });
 
+/** An operator's price of an hour of compute, as decimal strings. */
+const computePrice = z.object({
+  cpuHour: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal amount'),
+  gpuHour: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal amount').default('0'),
+  currency: z.string().regex(/^[A-Z]{3}$/).default('USD'),
+});
+
 export const configSchema = z.object({
   env: z.enum(['development', 'test', 'production']).default('development'),
   server: z
@@ -170,6 +177,37 @@ export const configSchema = z.object({
       windowSeconds: z.number().int().min(60).max(30 * 86400).default(3600),
       /** A workflow failure rate above this is an objective the loop acts on. */
       workflowFailureTarget: z.number().min(0).max(1).default(0.05),
+    })
+    .prefault({}),
+  /** Compute inventory (plugins compute, uaicp, aiops): the local provider and outside clouds. */
+  compute: z
+    .object({
+      /** This machine as a provider: its one region, and what an operator says an hour of it costs. */
+      local: z
+        .object({
+          region: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/).default('local'),
+          location: z.string().max(200).default('this machine'),
+          /** Data residency of the region (e.g. EU), null when not declared. */
+          residency: z.string().max(32).nullable().default(null),
+          price: computePrice.optional(),
+        })
+        .prefault({}),
+      /** Outside clouds by id; each answers 503 NOT_CONFIGURED until its credentials are set. */
+      providers: z
+        .record(
+          z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'a provider id'),
+          z.object({
+            kind: z.enum(['aws', 'gcp', 'azure']),
+            regions: z.array(z.object({ id: z.string().min(1).max(64), location: z.string().max(200).optional(), residency: z.string().max(32).nullable().default(null) })).default([]),
+            credentials: z.record(z.string(), z.string()).optional(),
+            price: computePrice.optional(),
+          }),
+        )
+        .default({}),
+      /** The kernel that runs each workload type (the router measures that kernel's nodes). */
+      workloadKernels: z.record(z.string(), z.string()).default({ inference: 'llm', embedding: 'llm', training: 'compute', benchmark: 'compute', analytics: 'analytics', forecasting: 'analytics', trading: 'trading' }),
+      /** The nvidia-smi binary read for GPUs; a machine without it has no GPUs. */
+      nvidiaSmi: z.string().default('nvidia-smi'),
     })
     .prefault({}),
   plugins: z
