@@ -113,14 +113,18 @@ export class SqlSearchIndex implements SearchIndex {
     const match = w.map((x, i) => `"${x}"${i === w.length - 1 ? '*' : ''}`).join(' ');
     const [vis, args] = this.visible(q, 'd');
     const from = `FROM search_fts f JOIN search_documents d ON d.doc_key = f.doc_key WHERE search_fts MATCH ? AND ${vis}`;
-    const rows = await this.db.raw(
-      `SELECT d.type, d.id, d.tenant_id, d.title, d.url, d.updated_at, -bm25(search_fts, 0, 10.0, 1.0) AS score,
-         highlight(search_fts, 1, '<mark>', '</mark>') AS h_title, snippet(search_fts, 2, '<mark>', '</mark>', '…', 24) AS h_body
-       ${from} ORDER BY score DESC, d.doc_key LIMIT ? OFFSET ?`,
-      [match, ...args, q.limit, q.offset],
-    );
-    const [{ n }] = await this.db.raw(`SELECT count(*) AS n ${from}`, [match, ...args]);
-    return { hits: (rows as Array<Record<string, unknown>>).map(toHit), total: Number(n) };
+    // One transaction (FTS5 functions cannot share a statement with a window count): the page
+    // and the total see the same index, whatever is written meanwhile.
+    return this.db.transaction(async (trx) => {
+      const rows = await trx.raw(
+        `SELECT d.type, d.id, d.tenant_id, d.title, d.url, d.updated_at, -bm25(search_fts, 0, 10.0, 1.0) AS score,
+           highlight(search_fts, 1, '<mark>', '</mark>') AS h_title, snippet(search_fts, 2, '<mark>', '</mark>', '…', 24) AS h_body
+         ${from} ORDER BY score DESC, d.doc_key LIMIT ? OFFSET ?`,
+        [match, ...args, q.limit, q.offset],
+      );
+      const [{ n }] = await trx.raw(`SELECT count(*) AS n ${from}`, [match, ...args]);
+      return { hits: (rows as Array<Record<string, unknown>>).map(toHit), total: Number(n) };
+    });
   }
 
   private async searchPg(w: string[], q: SearchQuery) {
@@ -129,14 +133,15 @@ export class SqlSearchIndex implements SearchIndex {
     const from = `FROM search_documents d, to_tsquery('simple', ?) q WHERE d.tsv @@ q AND ${vis}`;
     const opts = 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true';
     const res = await this.db.raw(
-      `SELECT d.type, d.id, d.tenant_id, d.title, d.url, d.updated_at, ts_rank(d.tsv, q) AS score,
+      `SELECT d.type, d.id, d.tenant_id, d.title, d.url, d.updated_at, ts_rank(d.tsv, q) AS score, count(*) OVER () AS total_count,
          ts_headline('simple', d.title, q, '${opts}') AS h_title,
          ts_headline('simple', d.body, q, 'StartSel=<mark>, StopSel=</mark>, MaxWords=24, MinWords=8') AS h_body
        ${from} ORDER BY score DESC, d.doc_key LIMIT ? OFFSET ?`,
       [tsq, ...args, q.limit, q.offset],
     );
-    const count = await this.db.raw(`SELECT count(*) AS n ${from}`, [tsq, ...args]);
-    return { hits: (res.rows as Array<Record<string, unknown>>).map(toHit), total: Number(count.rows[0].n) };
+    const list = res.rows as Array<Record<string, unknown>>;
+    const total = list.length ? Number(list[0]!.total_count) : q.offset ? Number((await this.db.raw(`SELECT count(*) AS n ${from}`, [tsq, ...args])).rows[0].n) : 0;
+    return { hits: list.map(toHit), total };
   }
 }
 
