@@ -264,7 +264,7 @@ export class Mesh {
     if (e instanceof TaskFailed) {
       if (e.fault.kind === 'task') {
         finish(false, e.message, e.runMs);
-        return new HttpError(e.fault.status, e.fault.message);
+        return new HttpError(e.fault.status, e.fault.message, {}, e.fault.code);
       }
       return this.internal(e.fault, finish, e.runMs, at);
     }
@@ -277,8 +277,8 @@ export class Mesh {
       const f = r.error;
       finish(true, f.message, r.run_ms);
       if (f.kind === 'input') return new Unprocessable(toIssues('body', { issues: f.issues as z.core.$ZodIssue[] }, at.input, at.schema));
-      if (f.kind === 'task' && f.status === 422) return new Unprocessable([{ loc: ['body', ...f.loc], msg: f.message, type: 'value_error' }]);
-      if (f.kind === 'task') return f.status === 503 ? new Unavailable(f.message) : new HttpError(f.status, f.message);
+      if (f.kind === 'task' && f.status === 422) return new Unprocessable([{ loc: ['body', ...f.loc], msg: f.message, type: 'value_error' }], f.code);
+      if (f.kind === 'task') return f.status === 503 ? new Unavailable(f.message, undefined, f.code) : new HttpError(f.status, f.message, {}, f.code);
     }
     return this.internal({ kind: 'internal', message: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack }, finish, null, at);
   }
@@ -293,7 +293,7 @@ export class Mesh {
     this.log.error({ kernel: at.kernel, node: at.node, task: at.task, reqId: requestId, err: { message: f.message, stack: f.kind === 'internal' ? f.stack : undefined } }, 'kernel task failed');
     const detail = `the task failed with an internal error (request id ${requestId}; the host log has the details)`;
     finish(false, detail, runMs);
-    return new HttpError(502, detail);
+    return new HttpError(502, detail, {}, 'TASK_INTERNAL_ERROR');
   }
 
   /** A real round trip to a worker of the kernel (not counted in task stats). */

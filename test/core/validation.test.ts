@@ -2,15 +2,15 @@
 // on declared routes and on kernel task inputs alike; only an absent key is `missing`.
 import { expect } from 'chai';
 import { z } from 'zod';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
 import { MESH_PLUGINS, BUILTIN_KERNELS, FIXTURE_KERNELS } from './mesh-helpers';
-import { startHost, type TestHost } from '../helpers/host';
+import { anyRoute as route, startHost, type TestHost } from '../helpers/host';
 
 const shapes = definePlugin({
   id: 'shapes',
   prefix: '/shapes',
-  services: [],
-  routes: [
+  deps: {},
+  routes: () => [
     route({
       method: 'post',
       path: '/items',

@@ -26,16 +26,16 @@ describe('kernel task errors', () => {
     expect((await run('divide', { a: 1, b: 4 })).body.output).to.deep.equal({ quotient: 0.25 });
     const zero = await run('divide', { a: 1, b: 0 });
     expect(zero.status).to.equal(422);
-    expect(zero.body.detail).to.deep.equal([{ loc: ['body', 'b'], msg: 'division by zero', type: 'value_error' }]);
+    expect(zero.body).to.deep.equal({ detail: [{ loc: ['body', 'b'], msg: 'division by zero', type: 'value_error' }], code: 'DIVISION_BY_ZERO' });
     const busy = await run('busy', {});
     expect(busy.status).to.equal(409);
-    expect(busy.body.detail).to.equal('the book is being reorganised; try again later');
+    expect(busy.body).to.deep.equal({ detail: 'the book is being reorganised; try again later', code: 'BOOK_BUSY' });
   });
 
   it('an internal fault answers a generic 502 with the request id; the stack is logged', async () => {
     const r = await run('boom', {}, 'req-internal-1');
     expect(r.status).to.equal(502);
-    expect(r.body.detail).to.equal('the task failed with an internal error (request id req-internal-1; the host log has the details)');
+    expect(r.body).to.deep.equal({ detail: 'the task failed with an internal error (request id req-internal-1; the host log has the details)', code: 'TASK_INTERNAL_ERROR' });
     expect(r.text).to.not.match(/boom|secret|worker\.js/);
     const logged = lines.find((l) => l.msg === 'kernel task failed' && l.reqId === 'req-internal-1');
     expect(logged, JSON.stringify(lines)).to.not.equal(undefined);
