@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
-.PHONY: run test test-node build bench spec-coverage lint services clean
+.PHONY: run dev test test-node build bench spec-coverage lint services clean new-kernel new-plugin
 
 $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -21,6 +21,15 @@ NODE_FLAGS := --max-semi-space-size=64
 run: build
 	@node scripts/check-node.js
 	node $(NODE_FLAGS) dist/core/main.js
+
+# tsc --watch, and the host restarted after every build without errors (docs/writing-a-plugin.md).
+dev: $(NODE_MODULES_STAMP)
+	@node scripts/check-node.js
+	node scripts/dev.js
+
+# A working kernel or plugin and its test, from templates/: make new-kernel NAME=geo
+new-kernel new-plugin:
+	@node scripts/new.js $(@:new-%=%) "$(NAME)"
 
 # PostgreSQL and Redis are needed by the database and scale-out tests.
 services:
