@@ -40,7 +40,7 @@ test: build services
 
 # The suite on another Node.js line, from the npm registry (docs/runtime.md): make test-node LINE=24
 LINE ?= 24
-test-node: services
+test-node: $(NODE_MODULES_STAMP) services
 	bash scripts/on-node.sh $(LINE) test
 
 bench: build
