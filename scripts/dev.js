@@ -9,7 +9,13 @@ const readline = require('node:readline');
 const ROOT = path.join(__dirname, '..');
 const HOST_ARGS = ['--max-semi-space-size=64', 'dist/core/main.js'];
 
-const tsc = spawn(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', 'tsconfig.json', '--watch', '--preserveWatchOutput'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+const tsc = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--watch', '--preserveWatchOutput'], {
+  cwd: ROOT,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  // Its own process group: typescript's bin is a shim that runs the native compiler as a
+  // child, and stopping only the shim would leave the compiler watching.
+  detached: true,
+});
 let host = null;
 let again = false;
 let stopping = false;
@@ -45,7 +51,11 @@ readline.createInterface({ input: tsc.stdout }).on('line', (line) => {
 
 function stop() {
   stopping = true;
-  tsc.kill('SIGTERM');
+  try {
+    process.kill(-tsc.pid, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
   if (host) host.kill('SIGTERM');
 }
 process.on('SIGINT', stop);
