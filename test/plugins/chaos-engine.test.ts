@@ -1,7 +1,8 @@
+import { chaosEngineRef } from '../../plugins/chaos/engine/service';
 import { expect } from 'chai';
 import { eachDatabase, type TestHost } from '../helpers/host';
 import { def, ended, phase, startChaosHost } from './chaos-helpers';
-import { sleep, until } from './mesh-helpers';
+import { sleep, until } from '../core/mesh-helpers';
 
 const caller = { id: 'chaos-test-user', tenantId: 'platform' };
 
@@ -21,7 +22,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     // Margins are wide: the suite shares a loaded machine.
     const before = await t.request('GET', '/kernels/probe/ping');
     expect(before.body.status, before.body.reason).to.equal('ok');
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 400, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1, hypothesis: { description: 'fast', min_success_ratio: 0.9, max_latency_p99_ms: 300 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 400, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1, hypothesis: { description: 'fast', min_success_ratio: 0.9, max_latency_p99_ms: 300 } }), caller);
     expect(exp.status).to.equal('running');
     await phase(t, exp.experiment_id, 'injected');
     expect(mesh().node('probe-1').control).to.deep.include({ latency_ms: 400, latency_jitter_ms: 20 });
@@ -52,7 +53,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('error: tasks on the injected node fail (counted), the others succeed; rollback stops the failures', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
     expect(running.injections).to.have.length(1);
     const bad = running.injections[0]!.node_id;
@@ -78,7 +79,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const probeNodes = () => t.host.services.mesh.kernelOf('probe').nodes;
     const idsBefore = new Set(probeNodes().flatMap((n) => [...n.liveThreads.keys()]));
     const counts = new Map(probeNodes().map((n) => [n.id, { starts: n.threadStarts, exits: n.threadExits }]));
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'worker_crash', parameters: { interval_ms: 300, threads_per_crash: 1, node_share: 1 }, hypothesis: { description: 'lenient', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'worker_crash', parameters: { interval_ms: 300, threads_per_crash: 1, node_share: 1 }, hypothesis: { description: 'lenient', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } }), caller);
     const e = await ended(t, exp.experiment_id);
     expect(e.status, e.reason ?? '').to.equal('completed');
     expect(e.effects.threads_killed).to.be.at.least(2);
@@ -98,7 +99,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('cpu_stress: busy threads show in heartbeat loop delay and probe latency; rollback calms them', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
     await phase(t, exp.experiment_id, 'injected');
     await until(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
     const e = await ended(t, exp.experiment_id);
@@ -110,7 +111,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('node_pause: pauses a share of the nodes (as the chaos actor) and resumes them at rollback', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
     const paused = running.injections[0]!.node_id;
     expect(mesh().node(paused).state).to.equal('paused');
@@ -124,27 +125,27 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('abort mid-run removes every injection at once; a second run on the same domain meanwhile is 409', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 80 }, duration_seconds: 30 }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 80 }, duration_seconds: 30 }), caller);
     await phase(t, exp.experiment_id, 'injected');
     let conflict = 0;
-    await t.host.services.chaos.run(def({ injection_type: 'error', parameters: { error_rate: 0.1 } }), caller).catch((e: { status: number }) => (conflict = e.status));
+    await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 0.1 } }), caller).catch((e: { status: number }) => (conflict = e.status));
     expect(conflict).to.equal(409);
     const t0 = Date.now();
-    const aborted = await t.host.services.chaos.abort(exp.experiment_id, caller);
+    const aborted = await t.host.service(chaosEngineRef).abort(exp.experiment_id, caller);
     expect(Date.now() - t0).to.be.below(3000);
     expect(aborted).to.include({ status: 'aborted', aborted_by: caller.id });
     expect(aborted.rolled_back_at).to.be.a('string');
     expect(aborted.injections.every((i) => i.rolled_back_at)).to.equal(true);
     expect(mesh().nodes().every((n) => n.control === null)).to.equal(true);
     await sleep(200);
-    expect((await t.host.services.chaos.get('platform', exp.experiment_id)).status).to.equal('aborted');
+    expect((await t.host.service(chaosEngineRef).get('platform', exp.experiment_id)).status).to.equal('aborted');
     // Once aborted, the domain is free at once.
-    const next = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 5 }, duration_seconds: 30 }), caller);
-    expect((await t.host.services.chaos.abort(next.experiment_id, caller)).status).to.equal('aborted');
+    const next = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 5 }, duration_seconds: 30 }), caller);
+    expect((await t.host.service(chaosEngineRef).abort(next.experiment_id, caller)).status).to.equal('aborted');
   });
 
   it('counts what ran in the report', async () => {
-    const r = await t.host.services.chaos.report('platform');
+    const r = await t.host.service(chaosEngineRef).report('platform');
     expect(r.overall.experiments_run).to.equal(7);
     expect(r.overall.aborted).to.equal(2);
     expect(r.overall.completed).to.equal(5);

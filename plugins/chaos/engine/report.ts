@@ -1,7 +1,7 @@
 // The resilience report and the experiment history (both scoped to the caller's tenant).
-import { decodeCursor, encodeCursor } from '../actions';
-import type { Db } from '../db';
-import { invalid } from '../errors';
+import { decodeCursor, encodeCursor } from '../../../core/actions';
+import type { Db } from '../../../core/db';
+import { invalid } from '../../../core/errors';
 import type { Experiment, Measurement, Report } from './schemas';
 import { withInjections } from './store';
 

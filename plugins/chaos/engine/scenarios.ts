@@ -1,9 +1,9 @@
 // Scenarios: built-in ones (seeded idempotently, tenant_id null, visible to every tenant) and
 // the ones operators create (their tenant's).
 import crypto from 'node:crypto';
-import { decodeCursor, encodeCursor } from '../actions';
-import { nowIso, type Db } from '../db';
-import { invalid, NotFound, Unprocessable } from '../errors';
+import { decodeCursor, encodeCursor } from '../../../core/actions';
+import { nowIso, type Db } from '../../../core/db';
+import { invalid, NotFound, Unprocessable } from '../../../core/errors';
 import { INJECTION_TYPES, PARAMETER_SCHEMAS, hypothesis, type InjectionType, type Scenario, type ScenarioInput } from './schemas';
 import { scenarioOf } from './store';
 
