@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
@@ -73,15 +74,64 @@ export async function migrate(db: Knex, owners: Array<{ owner: string; migration
   if (await db.schema.hasTable('schema_migrations')) {
     for (const [from, to] of Object.entries(MOVED_MIGRATIONS)) await db('schema_migrations').where({ name: from }).update({ name: to });
   }
-  const list = owners.flatMap(({ owner, migrations }) =>
-    migrations.map((m) => ({ ...m, name: `${owner}/${m.name}` })),
-  );
+  // A moved migration's code is compiled in another file: its checksum is taken again.
+  if (await db.schema.hasTable(CHECKSUMS)) await db(CHECKSUMS).whereIn('name', Object.keys(MOVED_MIGRATIONS)).delete();
+  const list = [checksumTable, ...owners.flatMap(({ owner, migrations }) => migrations.map((m) => ({ ...m, name: `${owner}/${m.name}` })))];
+  await checkApplied(db, list);
   const source: Knex.MigrationSource<(typeof list)[number]> = {
     getMigrations: async () => list,
     getMigrationName: (m) => m.name,
     getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => undefined) }),
   };
   await db.migrate.latest({ migrationSource: source, tableName: 'schema_migrations', disableMigrationsListValidation: true });
+  await recordChecksums(db, list);
+}
+
+// ---- checksums: an applied migration must never change ----
+
+const CHECKSUMS = 'schema_migration_checksums';
+
+/** The checksum of a migration's code (its compiled up and down functions). */
+export function migrationChecksum(m: Migration): string {
+  return crypto.createHash('sha256').update(m.up.toString()).update('\0').update(m.down?.toString() ?? '').digest('hex');
+}
+
+/**
+ * Refuses to start when a migration that ran on this database has changed since: its edit
+ * would never run here, and the database would no longer be what the code expects. Helpers
+ * the migration calls are not part of its checksum.
+ */
+async function checkApplied(db: Knex, list: Migration[]): Promise<void> {
+  if (!(await db.schema.hasTable(CHECKSUMS))) return;
+  const stored = new Map((await db(CHECKSUMS).select('name', 'checksum')).map((r: { name: string; checksum: string }) => [r.name, r.checksum]));
+  const changed = list.filter((m) => stored.has(m.name) && stored.get(m.name) !== migrationChecksum(m)).map((m) => m.name);
+  if (changed.length === 0) return;
+  throw new Error(
+    `migration ${changed.join(', ')} changed after it was applied to this database (its checksum differs). ` +
+      'Never edit an applied migration: restore it and add the next numbered migration with the change ' +
+      '(in development, starting from an empty database also works).',
+  );
+}
+
+/** A migration like the others, so that knex's migration lock covers hosts starting together. */
+const checksumTable: Migration = {
+  name: 'core/000_migration_checksums',
+  up: async (db) => {
+    await db.schema.createTable(CHECKSUMS, (t) => {
+      t.string('name').primary();
+      t.string('checksum').notNullable();
+      t.string('recorded_at').notNullable();
+    });
+  },
+};
+
+/** Stores the checksum of every applied migration that has none yet (new ones, and databases older than checksums). */
+async function recordChecksums(db: Knex, list: Migration[]): Promise<void> {
+  const applied = new Set((await db('schema_migrations').select('name')).map((r: { name: string }) => r.name));
+  const known = new Set((await db(CHECKSUMS).select('name')).map((r: { name: string }) => r.name));
+  const rows = list.filter((m) => applied.has(m.name) && !known.has(m.name)).map((m) => ({ name: m.name, checksum: migrationChecksum(m), recorded_at: nowIso() }));
+  // Another host on the same PostgreSQL may record them at the same time.
+  for (let i = 0; i < rows.length; i += 200) await db(CHECKSUMS).insert(rows.slice(i, i + 200)).onConflict('name').ignore();
 }
 
 /** The first columns of a tenant resource table: a UUID id and the tenant. */

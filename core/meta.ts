@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { buildOpenApi } from './openapi';
 import { definePlugin, type PluginDef } from './plugin';
+import { core } from './services';
 
 export const VERSION: string = (require('../../package.json') as { version: string }).version;
 
@@ -10,7 +11,7 @@ export function metaPlugin(all: () => PluginDef[]): PluginDef {
   return definePlugin({
     id: 'core',
     prefix: '',
-    deps: {},
+    deps: { mesh: core.mesh },
     routes: (route) => [
       route({
         method: 'get',
@@ -18,11 +19,13 @@ export function metaPlugin(all: () => PluginDef[]): PluginDef {
         summary: 'OpenAPI 3.1 document of the running service',
         access: 'public',
         response: z.record(z.string(), z.unknown()),
-        handler: () => {
+        handler: ({ services }) => {
+          // Kernels are found once, at start: the document does not change afterwards.
           cached ??= buildOpenApi(
             all().flatMap((p) => p.routes),
             all().flatMap((p) => p.sockets ?? []),
             VERSION,
+            [...services.mesh.kernelMap.values()].map((k) => k.manifest),
           );
           return cached as Record<string, unknown>;
         },

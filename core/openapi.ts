@@ -77,13 +77,43 @@ function operation(route: RouteDef, tag: string): Json {
   return op;
 }
 
-/** The OpenAPI 3.1 document of the routes the host serves. */
-export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: string): Json {
+/** A kernel's tasks, as the OpenAPI document lists them. */
+export interface KernelTasks {
+  domain: string;
+  description: string;
+  tasks: Record<string, { summary: string; input: z.ZodType; output: z.ZodType }>;
+}
+
+/** The generic task route: its path template, whose concrete paths document one task each. */
+export const TASK_ROUTE = '/kernels/{domain}/tasks/{task}';
+
+/**
+ * One operation per kernel task, at its concrete path (`/kernels/analytics/tasks/describe`),
+ * with the task's own input and output schemas. The generic route serves them all; these
+ * copies of it (same access and errors) tell a client what each task takes and gives.
+ */
+function taskOperations(generic: RouteDef, kernels: KernelTasks[]): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const k of kernels) {
+    for (const [name, t] of Object.entries(k.tasks)) {
+      const fullPath = `/kernels/${k.domain}/tasks/${name}`;
+      const response = z.object({ domain: z.literal(k.domain), task: z.literal(name), output: t.output, duration_ms: z.number() });
+      const op = operation({ ...generic, fullPath, params: undefined, body: t.input, response, summary: `${k.domain}.${name}: ${t.summary}`, description: `${k.description}. Runs on the least busy eligible node of kernel "${k.domain}"; the same as ${generic.method.toUpperCase()} ${TASK_ROUTE}.` }, 'kernel tasks');
+      out[fullPath] = { [generic.method]: { ...op, 'x-kernel-task': { domain: k.domain, task: name } } };
+    }
+  }
+  return out;
+}
+
+/** The OpenAPI 3.1 document of the routes the host serves (and, with the task route, of each kernel task). */
+export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: string, kernels: KernelTasks[] = []): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const p = (paths[route.fullPath!] ??= {});
     p[route.method] = operation(route, route.pluginId ?? 'core');
   }
+  const generic = routes.find((r) => r.fullPath === TASK_ROUTE && r.method === 'post');
+  if (generic) Object.assign(paths, taskOperations(generic, kernels));
   return {
     openapi: '3.1.0',
     info: {

@@ -10,7 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { z } from 'zod';
-import { STRESS_CELLS, TaskInputError, TaskUnavailableError, type Heartbeat, type KernelManifest, type NodeControl, type TaskDef, type TaskEnvelope, type TaskError, type TaskResult, type WorkerConfig } from './sdk';
+import { STRESS_CELLS, TaskError, type Heartbeat, type KernelManifest, type NodeControl, type TaskDef, type TaskEnvelope, type TaskFault, type TaskResult, type WorkerConfig } from './sdk';
 
 type Impl<T extends Record<string, TaskDef>> = {
   [K in keyof T]: (input: z.output<T[K]['input']>, ctx: TaskContext) => Promise<z.input<T[K]['output']>> | z.input<T[K]['output']>;
@@ -88,13 +88,16 @@ async function applyControl(c: NodeControl | null | undefined): Promise<void> {
     }
   }
   if (c.error_rate && c.error_rate > 0 && crypto.randomInt(1_000_000) < c.error_rate * 1_000_000) {
-    throw new Error('injected failure (node control error_rate)');
+    // A fault injected on purpose is reported to the caller as such (chaos experiments read it).
+    throw new TaskError('injected failure (node control error_rate)', { code: 'INJECTED_FAILURE', status: 502 });
   }
 }
 
-function describeZod(err: z.ZodError): TaskError {
-  const first = err.issues[0];
-  return { kind: 'input', message: first ? first.message : 'invalid input', loc: first ? (first.path as Array<string | number>) : [] };
+/** What a handler threw, as a value: a TaskError as the caller should read it; anything else is internal. */
+function faultOf(err: unknown): TaskFault {
+  if (err instanceof TaskError) return { kind: 'task', message: err.message, code: err.code, status: err.status, loc: err.loc };
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { kind: 'internal', message: e.message, stack: e.stack };
 }
 
 /**
@@ -112,7 +115,7 @@ export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifes
       try {
         await applyControl(env?.control);
       } catch (err) {
-        return { ok: false, error: { kind: 'failed', message: (err as Error).message }, thread_id: threadId, run_ms: run_ms() };
+        return { ok: false, error: faultOf(err), thread_id: threadId, run_ms: run_ms() };
       }
       return { ok: true, output: { pong: true }, thread_id: threadId, run_ms: run_ms() };
     },
@@ -125,19 +128,18 @@ export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifes
     if (typeof handler !== 'function') throw new Error(`kernel "${manifest.domain}": no handler for task "${name}"`);
     out[name] = async (env: TaskEnvelope): Promise<TaskResult> => {
       const start = performance.now();
-      const done = (r: { ok: true; output: unknown } | { ok: false; error: TaskError }): TaskResult => ({ ...r, thread_id: threadId, run_ms: Math.round((performance.now() - start) * 1000) / 1000 });
+      const done = (r: { ok: true; output: unknown } | { ok: false; error: TaskFault }): TaskResult => ({ ...r, thread_id: threadId, run_ms: Math.round((performance.now() - start) * 1000) / 1000 });
       try {
         await applyControl(env.control);
         const input = def.input.safeParse(env.input);
-        if (!input.success) return done({ ok: false, error: describeZod(input.error) });
+        // The host checked the input already; this guards a worker called some other way.
+        if (!input.success) return done({ ok: false, error: { kind: 'input', message: input.error.message, issues: input.error.issues } });
         const result = await handler(input.data, ctx);
         const output = def.output.safeParse(result);
-        if (!output.success) return done({ ok: false, error: { kind: 'failed', message: `task "${name}" produced output that does not match its schema: ${output.error.issues[0]?.message ?? ''}` } });
+        if (!output.success) return done({ ok: false, error: faultOf(new Error(`task "${name}" produced output that does not match its schema: ${output.error.message}`)) });
         return done({ ok: true, output: output.data });
       } catch (err) {
-        if (err instanceof TaskInputError) return done({ ok: false, error: { kind: 'input', message: err.message, loc: err.loc } });
-        if (err instanceof TaskUnavailableError) return done({ ok: false, error: { kind: 'unavailable', message: err.message } });
-        return done({ ok: false, error: { kind: 'failed', message: (err as Error)?.message ?? String(err) } });
+        return done({ ok: false, error: faultOf(err) });
       }
     };
   }

@@ -32,18 +32,45 @@ export function defineKernel<T extends Record<string, TaskDef>>(m: KernelManifes
   return m;
 }
 
-/** A handler throws this when the input passes the schema but cannot be computed (answers 422). */
-export class TaskInputError extends Error {
-  constructor(
-    message: string,
-    readonly loc: Array<string | number> = [],
-  ) {
+/**
+ * An answer meant for the caller. A handler throws it when the task cannot give a result for
+ * this input (status 422, the default), or cannot run now (503), or for any other reason the
+ * caller should read; its message, `code` and status reach the caller as they are. Anything
+ * else a handler throws is an internal fault: the caller gets a generic 502 with the request
+ * id, and the host logs the worker's stack under that id.
+ */
+export class TaskError extends Error {
+  /** A stable UPPER_SNAKE code a client can branch on. */
+  readonly code: string;
+  /** 4xx, or 502, 503, 504. */
+  readonly status: number;
+  /** Where in the input the problem is (422 answers name it, FastAPI-style). */
+  readonly loc: Array<string | number>;
+
+  constructor(message: string, opts: { code: string; status?: number; loc?: Array<string | number> }) {
     super(message);
+    const status = opts.status ?? 422;
+    if (!((status >= 400 && status < 500) || status === 502 || status === 503 || status === 504)) throw new Error(`TaskError status ${status}: use 4xx, 502, 503 or 504`);
+    if (!/^[A-Z][A-Z0-9_]*$/.test(opts.code)) throw new Error(`TaskError code "${opts.code}" must be UPPER_SNAKE`);
+    this.code = opts.code;
+    this.status = status;
+    this.loc = opts.loc ?? [];
   }
 }
 
-/** A handler throws this when something the task needs is missing (answers 503 with the reason). */
-export class TaskUnavailableError extends Error {}
+/** Input that passes the schema but cannot be computed (422 INVALID_TASK_INPUT at `loc`). */
+export class TaskInputError extends TaskError {
+  constructor(message: string, loc: Array<string | number> = []) {
+    super(message, { code: 'INVALID_TASK_INPUT', status: 422, loc });
+  }
+}
+
+/** Something the task needs is missing or unreachable (503 TASK_UNAVAILABLE with the reason). */
+export class TaskUnavailableError extends TaskError {
+  constructor(message: string) {
+    super(message, { code: 'TASK_UNAVAILABLE', status: 503 });
+  }
+}
 
 /** Per-node control state the host sends with every task (see runtime.ts). */
 export interface NodeControl {
@@ -76,10 +103,18 @@ export interface TaskEnvelope {
   control?: NodeControl | null;
 }
 
-export type TaskError = { kind: 'input'; message: string; loc: Array<string | number> } | { kind: 'unavailable'; message: string } | { kind: 'failed'; message: string };
+/**
+ * A failed task as it crosses the thread boundary (errors are values so that their kind
+ * survives it): the worker's own input check (zod issues, translated by the host like any
+ * other 422), a TaskError for the caller, or an internal fault with the worker's stack.
+ */
+export type TaskFault =
+  | { kind: 'input'; message: string; issues: unknown[] }
+  | { kind: 'task'; message: string; code: string; status: number; loc: Array<string | number> }
+  | { kind: 'internal'; message: string; stack?: string };
 
 /** What a worker answers; errors are values so that their kind survives the thread boundary. */
-export type TaskResult = { ok: true; output: unknown; thread_id: number; run_ms: number } | { ok: false; error: TaskError; thread_id: number; run_ms: number };
+export type TaskResult = { ok: true; output: unknown; thread_id: number; run_ms: number } | { ok: false; error: TaskFault; thread_id: number; run_ms: number };
 
 /** A heartbeat, measured inside a worker thread and posted to its pool. */
 export interface Heartbeat {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ActionLog } from '../actions';
@@ -8,7 +9,8 @@ import type { EventBus } from '../events';
 import type { ComponentHealth } from '../health';
 import type { Logger } from '../logger';
 import type { Caller } from '../roles';
-import type { NodeControl, TaskResult } from '../../kernels/sdk';
+import type { NodeControl, TaskFault, TaskResult } from '../../kernels/sdk';
+import { toIssues } from '../http/validation';
 import type { NodeState } from './types';
 import type { CancelSignal } from './cancel';
 import { discoverKernels } from './discovery';
@@ -29,13 +31,23 @@ export interface RunOptions {
   signal?: CancelSignal;
   timeoutMs?: number;
   caller?: Caller | null;
+  /** Names an internal failure in the log and in the caller's 502 (one is made when absent). */
+  requestId?: string;
 }
 
-/** A task the kernel's handler failed; keeps the worker's answer for the outcome record. */
+/** A task that failed in a way that counts against the kernel's health and breaker. */
 class TaskFailed extends Error {
-  constructor(readonly result: TaskResult) {
-    super(result.ok ? '' : result.error.message);
+  constructor(
+    readonly fault: TaskFault,
+    readonly runMs: number | null,
+  ) {
+    super(fault.message);
   }
+}
+
+/** Counted failures: internal faults and a TaskError's 502/504 (a 503 says a dependency is missing, a 4xx blames the input). */
+function counts(f: TaskFault): boolean {
+  return f.kind === 'internal' || (f.kind === 'task' && (f.status === 502 || f.status === 504));
 }
 
 /**
@@ -236,7 +248,7 @@ export class Mesh {
   validateInput(domain: string, task: string, input: unknown): ValidationIssue[] {
     const { def } = this.taskDef(domain, task);
     const r = def.input.safeParse(input);
-    return r.success ? [] : r.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code }));
+    return r.success ? [] : toIssues('body', r.error, input, def.input);
   }
 
   /** Why a kernel cannot take a task now, for the 503. */
@@ -272,7 +284,7 @@ export class Mesh {
   private async dispatch(domain: string, task: string, input: unknown, opts: RunOptions): Promise<unknown> {
     const { k, def } = this.taskDef(domain, task);
     const parsed = def.input.safeParse(input);
-    if (!parsed.success) throw new Unprocessable(parsed.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
+    if (!parsed.success) throw new Unprocessable(toIssues('body', parsed.error, input, def.input));
     if (k.isOpen) throw new Unavailable(`kernel "${k.id}" is isolated: its circuit breaker is open`, Math.ceil(this.cfg.breaker.resetTimeoutMs / 1000));
     const t0 = performance.now();
     const node = k.pick() ?? (await k.waitForNode(this.cfg.noNodeWaitMs, opts.signal));
@@ -302,28 +314,30 @@ export class Mesh {
           if (opts.signal?.aborted) throw new NotCounted(new Unavailable('the task was cancelled'));
           if (timedOut) throw new Unavailable(`the task did not finish within ${timeoutMs} ms and was aborted`);
           if (node.state === 'drained') throw new NotCounted(new Unavailable(`node ${node.id} was drained by force while the task ran`));
-          throw new HttpError(502, `the task failed: worker thread: ${(err as Error).message}`);
+          throw new TaskFailed({ kind: 'internal', message: `worker thread: ${(err as Error).message}`, stack: (err as Error).stack }, null);
         }
-        if (!r.ok && r.error.kind === 'failed') throw new TaskFailed(r);
-        if (!r.ok) throw new NotCounted(r);
+        if (!r.ok) throw counts(r.error) ? new TaskFailed(r.error, r.run_ms) : new NotCounted(r);
         return r;
       })) as TaskResult;
     } catch (err) {
-      throw this.failure(err, finish);
+      throw this.failure(err, finish, { kernel: k.id, node: node.id, task, input, schema: def.input, requestId: opts.requestId });
     }
     finish(true, null, result.run_ms);
     return (result as { output: unknown }).output;
   }
 
   /** Maps a failed dispatch to the error the caller gets, recording its outcome. */
-  private failure(err: unknown, finish: (ok: boolean, error: string | null, runMs: number | null) => void): Error {
+  private failure(err: unknown, finish: (ok: boolean, error: string | null, runMs: number | null) => void, at: { kernel: string; node: string; task: string; input: unknown; schema: z.ZodType; requestId?: string }): Error {
     const e = err instanceof NotCounted ? err.cause : err;
     if ((e as { code?: string })?.code === 'EOPENBREAKER') {
       return new Unavailable('the kernel is isolated: its circuit breaker is open', Math.ceil(this.cfg.breaker.resetTimeoutMs / 1000));
     }
     if (e instanceof TaskFailed) {
-      finish(false, e.message, e.result.run_ms);
-      return new HttpError(502, `the task failed: ${e.message}`);
+      if (e.fault.kind === 'task') {
+        finish(false, e.message, e.runMs);
+        return new HttpError(e.fault.status, e.fault.message, {}, e.fault.code);
+      }
+      return this.internal(e.fault, finish, e.runMs, at);
     }
     if (e instanceof HttpError) {
       finish(!(e.status === 502 || /did not finish/.test(e.message)), e.message, null);
@@ -331,12 +345,26 @@ export class Mesh {
     }
     const r = e as TaskResult;
     if (r && r.ok === false) {
-      finish(true, r.error.message, r.run_ms);
-      if (r.error.kind === 'input') return new Unprocessable([{ loc: ['body', ...r.error.loc], msg: r.error.message, type: 'value_error' }]);
-      return new Unavailable(r.error.message);
+      const f = r.error;
+      finish(true, f.message, r.run_ms);
+      if (f.kind === 'input') return new Unprocessable(toIssues('body', { issues: f.issues as z.core.$ZodIssue[] }, at.input, at.schema));
+      if (f.kind === 'task' && f.status === 422) return new Unprocessable([{ loc: ['body', ...f.loc], msg: f.message, type: 'value_error' }], f.code);
+      if (f.kind === 'task') return f.status === 503 ? new Unavailable(f.message, undefined, f.code) : new HttpError(f.status, f.message, {}, f.code);
     }
-    finish(false, (e as Error)?.message ?? 'unknown', null);
-    return new HttpError(502, `the task failed: ${(e as Error)?.message}`);
+    return this.internal({ kind: 'internal', message: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack }, finish, null, at);
+  }
+
+  /**
+   * A fault the caller must not read (a handler's own exception, a dead worker, output that
+   * breaks its schema): the worker's message and stack go to the log under the request id,
+   * and the caller and the outcome record get only that id.
+   */
+  private internal(f: TaskFault, finish: (ok: boolean, error: string | null, runMs: number | null) => void, runMs: number | null, at: { kernel: string; node: string; task: string; requestId?: string }): Error {
+    const requestId = at.requestId ?? crypto.randomUUID();
+    this.log.error({ kernel: at.kernel, node: at.node, task: at.task, reqId: requestId, err: { message: f.message, stack: f.kind === 'internal' ? f.stack : undefined } }, 'kernel task failed');
+    const detail = `the task failed with an internal error (request id ${requestId}; the host log has the details)`;
+    finish(false, detail, runMs);
+    return new HttpError(502, detail, {}, 'TASK_INTERNAL_ERROR');
   }
 
   /** A real round trip to a worker of the kernel (not counted in task stats). */

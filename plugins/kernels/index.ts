@@ -88,7 +88,7 @@ export default definePlugin({
       method: 'post',
       path: '/{domain}/tasks/{task}',
       summary: 'Runs a task on the least busy eligible node; the body is the task input',
-      description: '200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails.',
+      description: '200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails (an internal fault answers only with the request id; a task\'s own error with its message and status).',
       access: 'member',
       params: z.object({ domain: kernelId, task: z.string().regex(/^[a-z][a-z0-9_]*$/).max(64) }),
       body: z.unknown(),
@@ -101,7 +101,7 @@ export default definePlugin({
           if (!res.writableFinished) gone.abort(new Error('the client closed the connection'));
         });
         const t0 = performance.now();
-        const output = await services.mesh.run(params.domain, params.task, body, { signal: gone, caller });
+        const output = await services.mesh.run(params.domain, params.task, body, { signal: gone, caller, requestId: String(res.getHeader('X-Request-Id')) });
         return { domain: params.domain, task: params.task, output, duration_ms: Math.round((performance.now() - t0) * 1000) / 1000 };
       },
     }),

@@ -16,7 +16,8 @@ async function main(): Promise<void> {
   const service = picked.some((x) => !x.selfContained) ? await startService() : null;
   const procs = [raw?.proc, bare?.proc, service?.proc];
   try {
-    process.stdout.write(`bench: ${CONNECTIONS} connections, ${DURATION} s per scenario, autocannon in its own process\n\n`);
+    // Figures differ between Node.js lines: say which one produced them.
+    process.stdout.write(`bench: Node.js ${process.version} (V8 ${process.versions.v8}), ${CONNECTIONS} connections, ${DURATION} s per scenario, autocannon in its own process\n\n`);
     const rows: Row[] = [];
     let rawFig: Row['vsRaw'];
     let expressFig: Row['vsExpress'];

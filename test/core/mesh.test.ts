@@ -194,7 +194,7 @@ describe('mesh: nodes, routing and control', () => {
     expect(err.detail).to.equal('the task was cancelled');
     expect(Date.now() - t0).to.be.below(2000);
     expect(mesh.nodeOf('probe-1').node.inFlight).to.equal(0);
-    expect(mesh.validateInput('probe', 'wait', { ms: 'x' })).to.deep.equal([{ loc: ['body', 'ms'], msg: 'Invalid input: expected number, received string', type: 'invalid_type' }]);
+    expect(mesh.validateInput('probe', 'wait', { ms: 'x' })).to.deep.equal([{ loc: ['body', 'ms'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }]);
     expect(mesh.validateInput('probe', 'wait', { ms: 5 })).to.deep.equal([]);
     const timedOut = (await mesh.run('probe', 'wait', { ms: 5000 }, { timeoutMs: 100 }).catch((e: unknown) => e)) as { status: number; detail: string };
     expect(timedOut.status).to.equal(503);
