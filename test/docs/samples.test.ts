@@ -42,9 +42,9 @@ export function samplesOf(doc: string, text: string): Sample[] {
   return out;
 }
 
-/** Where a sample is written: the path its first line names (`// kernels/x/worker.ts`), or a plugin of its own. */
+/** Where a sample is written: the path its first line names (`// kernels/x/worker.ts: ...`), or a plugin of its own. */
 function placeOf(sample: Sample, index: number): string {
-  const named = /^\/\/ ((?:core|config|kernels|plugins|test)\/[\w./-]+\.ts)\s*$/.exec(sample.code.split('\n')[0] ?? '');
+  const named = /^\/\/ ((?:core|config|kernels|plugins|test)\/[\w./-]+\.ts)(?:[:\s]|$)/.exec(sample.code.split('\n')[0] ?? '');
   return named ? named[1] : `plugins/doc-sample-${index}/index.ts`;
 }
 
