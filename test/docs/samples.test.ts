@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -58,6 +58,25 @@ function sampleTree(base: string): void {
   }
 }
 
+/**
+ * Makes every folder from `base` down to `base/rel` a real folder (its entries linked), so
+ * that a sample written there never lands in the repository through a link.
+ */
+function realFolders(base: string, rel: string): void {
+  let at = base;
+  for (const part of rel.split('/').filter(Boolean)) {
+    at = join(at, part);
+    const repo = join(ROOT, relative(base, at));
+    if (existsSync(at) && lstatSync(at).isSymbolicLink()) {
+      unlinkSync(at);
+      mkdirSync(at);
+      for (const e of readdirSync(repo)) symlinkSync(join(repo, e), join(at, e));
+    } else if (!existsSync(at)) {
+      mkdirSync(at);
+    }
+  }
+}
+
 describe('README and docs/ code samples', () => {
   it('type-check against the code (```ts fragment blocks are skipped)', async function () {
     this.timeout(180_000);
@@ -77,7 +96,7 @@ describe('README and docs/ code samples', () => {
           // Never write through a link into the repository.
           expect(existsSync(join(ROOT, place)), `${doc}:${s.line} names an existing file ${place}`).to.equal(false);
           const file = join(base, place);
-          mkdirSync(dirname(file), { recursive: true });
+          realFolders(base, dirname(place));
           writeFileSync(file, s.code + '\n');
           files.push(file);
           origin.set(relative(dir, file), s);
