@@ -239,6 +239,18 @@ export const configSchema = z.object({
         .prefault({}),
     })
     .prefault({}),
+  secsuite: z
+    .object({
+      endpointsec: z
+        .object({
+          /** The endpoint vendor's forwarder: responses (quarantine, disable user) are POSTed there as signed webhooks. */
+          vendorUrl: z.string().url().optional(),
+          /** HMAC-SHA256 key of those webhooks' X-Signature header. */
+          vendorSecret: z.string().min(16).optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   hub: z
     .object({
       /** Server ping interval; a client that misses a pong by the next ping is dropped. */

@@ -46,13 +46,15 @@ const ERROR_TEXT: Record<number, string> = {
 
 /**
  * The error statuses of a route: those it declares, plus those the pipeline itself answers
- * (credentials and roles, validation, the body reader, malformed path encoding, limits).
+ * (credentials and roles, validation, the body reader, path parameters, limits).
  */
 export function errorStatuses(route: RouteDef): number[] {
   const errors = new Set(route.errors ?? []);
   if (route.params || route.query || route.body) errors.add(422);
   if (route.body) [400, 413, 415].forEach((s) => errors.add(s));
-  if (route.fullPath!.includes('{')) errors.add(400);
+  // A path parameter names an object: malformed encoding is a 400, an unknown (or another
+  // tenant's) object a 404.
+  if (route.fullPath!.includes('{')) [400, 404].forEach((s) => errors.add(s));
   if (route.access !== 'public') [401, 429].forEach((s) => errors.add(s));
   if (route.limitByAddress) errors.add(429);
   if (route.access !== 'public' && route.access !== 'authenticated') errors.add(403);

@@ -1,6 +1,6 @@
 // Steady-state probes: real round trips (`mesh.ping`, routed like tasks, with the node's
 // injected faults applied) on each target kernel, judged against the hypothesis.
-import type { Mesh } from '../mesh/mesh';
+import type { Mesh } from '../../../core/mesh/mesh';
 import type { DomainMeasurement, Hypothesis, Measurement } from './schemas';
 
 export interface ProbeConfig {

@@ -3,14 +3,16 @@
 // injection outlives its experiment: abort, halt and host stop roll back at once, and a
 // process that died mid-run leaves a claim (lease) that another start takes over.
 import crypto from 'node:crypto';
-import type { ActionLog } from '../actions';
-import type { Config } from '../config';
-import { nowIso, type Db } from '../db';
-import { Conflict, NotFound } from '../errors';
-import type { EventBus } from '../events';
-import type { Logger } from '../logger';
-import type { Mesh } from '../mesh/mesh';
-import type { ActionActor } from '../mesh/types';
+import type { ActiveExperiment, ChaosRuns } from '../../../core/contracts/chaos';
+import { createServiceRef } from '../../../core/plugin';
+import type { ActionLog } from '../../../core/actions';
+import type { Config } from '../../../core/config';
+import { nowIso, type Db } from '../../../core/db';
+import { Conflict, NotFound } from '../../../core/errors';
+import type { EventBus } from '../../../core/events';
+import type { Logger } from '../../../core/logger';
+import type { Mesh } from '../../../core/mesh/mesh';
+import type { ActionActor } from '../../../core/mesh/types';
 import { apply, crashEffects, plan, rollback, type Planned } from './injections';
 import { judge, merge, probeRound, type Sample } from './probes';
 import type { Experiment, ExperimentStatus, Hypothesis, InjectionType, Measurement, Parameters, Scenario } from './schemas';
@@ -65,7 +67,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-export class ChaosService {
+export class ChaosService implements ChaosRuns {
   /** This process's id in the experiments' claims. */
   readonly owner = crypto.randomUUID();
   readonly live = new Map<string, Live>();
@@ -83,8 +85,21 @@ export class ChaosService {
     readonly log: Logger,
   ) {}
 
+  /** Experiments running now on any host (ChaosRuns, core/contracts/chaos.ts). */
+  async active(): Promise<ActiveExperiment[]> {
+    const rows = (await this.db('chaos_experiments').where({ status: 'running' }).orderBy('started_at')) as Array<Record<string, string>>;
+    return rows.map((r) => ({
+      id: r.id,
+      tenant_id: r.tenant_id,
+      scenario_name: r.scenario_name,
+      injection_type: r.injection_type,
+      target_domains: JSON.parse(r.target_domains) as string[],
+      started_at: r.started_at,
+    }));
+  }
+
   async start(): Promise<void> {
-    if (this.cfg.seedBuiltins) await seedBuiltins(this.db, [...this.mesh.kernelMap.keys()].sort());
+    if (this.cfg.seedBuiltins) await seedBuiltins(this.db, this.mesh.kernelIds());
     await this.reclaim();
     this.sweeper = setInterval(() => void this.tick(), Math.max(100, Math.floor(this.cfg.leaseMs / 3)));
     this.sweeper.unref();
@@ -125,7 +140,7 @@ export class ChaosService {
   }
 
   createScenario(input: ScenarioInput, caller: { id: string; tenantId: string }): Promise<Scenario> {
-    return createScenario(this.db, input, caller, [...this.mesh.kernelMap.keys()]);
+    return createScenario(this.db, input, caller, this.mesh.kernelIds());
   }
 
   async runScenario(id: string, caller: { id: string; tenantId: string }): Promise<Experiment> {
@@ -340,8 +355,8 @@ export class ChaosService {
   /** Waits (bounded) until every crashed node has its full thread count again: the replacements Piscina starts. */
   private async waitForPools(live: Live, signal: AbortSignal, until: number): Promise<void> {
     const full = () => live.injections.every((i) => {
-      const node = this.mesh.nodeMap.get(i.node_id)?.node;
-      return !node || !node.pool || (node.liveThreads.size >= node.threads && node.threadStarts - Number(i.detail.thread_starts_before ?? 0) >= node.threadExits - Number(i.detail.thread_exits_before ?? 0));
+      const node = this.mesh.faults(i.node_id);
+      return !node || !node.hasThreads || (node.liveThreadIds().length >= node.threads && node.threadStarts - Number(i.detail.thread_starts_before ?? 0) >= node.threadExits - Number(i.detail.thread_exits_before ?? 0));
     });
     while (!full() && !signal.aborted && Date.now() < until) await sleep(20, signal);
   }
@@ -358,9 +373,9 @@ export class ChaosService {
     const crash = () => {
       if (live.controller.signal.aborted || live.finished) return;
       for (const inj of live.injections) {
-        const node = this.mesh.nodeMap.get(inj.node_id)?.node;
-        if (!node?.pool || (pending.get(inj.node_id) ?? 0) > 0) continue;
-        const up = node.liveThreads.size >= node.threads && [...node.liveThreads.values()].every((r) => r.beat);
+        const node = this.mesh.faults(inj.node_id);
+        if (!node?.hasThreads || (pending.get(inj.node_id) ?? 0) > 0) continue;
+        const up = node.liveThreadIds().length >= node.threads && node.allThreadsBeating();
         const n = up ? Math.min(p.threads_per_crash ?? 1, node.threads - node.inFlight) : 0;
         if (n <= 0) {
           inj.detail.ticks_skipped = Number(inj.detail.ticks_skipped ?? 0) + 1;
@@ -487,3 +502,6 @@ export function describe(m: Measurement): string {
   const bad = Object.entries(m.domains).filter(([, d]) => !d.held);
   return bad.map(([name, d]) => `${name}: success ratio ${d.success_ratio ?? 'n/a'}, p99 ${d.latency_p99_ms ?? 'n/a'} ms${d.failures.length ? ` (${d.failures[0]})` : ''}`).join('; ') || 'every domain held';
 }
+
+/** The engine itself, for the chaos plugin's routes (and its tests); others use ChaosRuns. */
+export const chaosEngineRef = createServiceRef<ChaosService>('chaos.engine');

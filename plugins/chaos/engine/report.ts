@@ -1,6 +1,6 @@
 // The resilience report and the experiment history (both scoped to the caller's tenant).
-import { afterCursor, encodeCursor } from '../pagination';
-import type { Db } from '../db';
+import { afterCursor, encodeCursor } from '../../../core/pagination';
+import type { Db } from '../../../core/db';
 import type { Experiment, Measurement, Report } from './schemas';
 import { withInjections } from './store';
 

@@ -1,7 +1,7 @@
 // POST /chaos/validate_production: a short, small-blast-radius latency experiment per domain,
 // one domain at a time, within a total time budget; the verdict comes with the experiments.
 import crypto from 'node:crypto';
-import { nowIso } from '../db';
+import { nowIso } from '../../../core/db';
 import type { Experiment } from './schemas';
 import type { ChaosService, Definition } from './service';
 

@@ -1,8 +1,8 @@
 // Taking over experiments whose process died mid-run (its claim in the database ran out):
 // open injections are rolled back where this process can see them, and the experiment ends
 // failed with the reason. Runs at start and with every lease renewal.
-import { nowIso } from '../db';
-import type { NodeControl } from '../../kernels/sdk';
+import { nowIso } from '../../../core/db';
+import type { NodeControl } from '../../../kernels/sdk';
 import type { ChaosService } from './service';
 import { experimentOf } from './store';
 
@@ -14,7 +14,7 @@ export async function reclaim(chaos: ChaosService): Promise<number> {
     for (const i of rows) {
       const detail = JSON.parse(i.detail) as Record<string, unknown>;
       let note = 'the process that applied it ended; its worker threads and node states went with it';
-      const node = mesh.nodeMap.get(i.node_id)?.node;
+      const node = mesh.faults(i.node_id);
       const heldHere = [...chaos.live.values()].some((l) => l.injections.some((x) => x.node_id === i.node_id));
       // A control fault still set exactly as injected on a node of this process is removed here.
       if (node && detail.control && JSON.stringify(node.control) === JSON.stringify(detail.control) && !heldHere) {

@@ -2,10 +2,10 @@
 // faults (latency, error, cpu_stress) go through mesh.setControl and travel to the workers;
 // node_pause goes through the mesh's own pause/resume; worker_crash ends worker threads.
 import crypto from 'node:crypto';
-import { Conflict } from '../errors';
-import type { Mesh } from '../mesh/mesh';
-import type { ActionActor } from '../mesh/types';
-import type { NodeControl } from '../../kernels/sdk';
+import { Conflict } from '../../../core/errors';
+import type { Mesh } from '../../../core/mesh/mesh';
+import type { ActionActor } from '../../../core/mesh/types';
+import type { NodeControl } from '../../../kernels/sdk';
 import type { InjectionType, Parameters } from './schemas';
 
 export interface Planned {
@@ -45,7 +45,8 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
 
 /** Applies one fault; fills `detail` with what rollback needs. */
 export async function apply(mesh: Mesh, inj: Planned, p: Parameters, actor: ActionActor): Promise<void> {
-  const { node } = mesh.nodeOf(inj.node_id);
+  mesh.nodeOf(inj.node_id);
+  const node = mesh.faults(inj.node_id)!;
   const control = controlOf(inj.kind, p);
   if (control) {
     inj.detail = { previous_control: node.control, control: { ...(node.control ?? {}), ...control } };
@@ -54,7 +55,7 @@ export async function apply(mesh: Mesh, inj: Planned, p: Parameters, actor: Acti
     await mesh.pauseNode(inj.node_id, actor);
     inj.detail = { paused: true };
   } else {
-    inj.detail = { thread_ids_before: [...node.liveThreads.keys()], thread_starts_before: node.threadStarts, thread_exits_before: node.threadExits, crashes_requested: 0 };
+    inj.detail = { thread_ids_before: node.liveThreadIds(), thread_starts_before: node.threadStarts, thread_exits_before: node.threadExits, crashes_requested: 0 };
   }
   inj.applied = true;
 }
@@ -64,9 +65,8 @@ export async function rollback(mesh: Mesh, inj: Planned, actor: ActionActor): Pr
   if (inj.rolledBack) return null;
   inj.rolledBack = true;
   if (!inj.applied) return 'never applied';
-  const found = mesh.nodeMap.get(inj.node_id);
-  if (!found) return `node ${inj.node_id} no longer exists`;
-  const { node } = found;
+  const node = mesh.faults(inj.node_id);
+  if (!node) return `node ${inj.node_id} no longer exists`;
   if (inj.kind === 'node_pause') {
     if (node.state !== 'paused') return `node ${inj.node_id} was ${node.state}, not paused, at rollback: left as it was`;
     await mesh.resumeNode(inj.node_id, actor);
@@ -84,13 +84,13 @@ export async function rollback(mesh: Mesh, inj: Planned, actor: ActionActor): Pr
 
 /** Threads a worker_crash injection ended and the replacements Piscina started, measured on the node. */
 export function crashEffects(mesh: Mesh, inj: Planned): Record<string, unknown> {
-  const node = mesh.nodeMap.get(inj.node_id)?.node;
+  const node = mesh.faults(inj.node_id);
   if (!node) return {};
   const before = new Set(inj.detail.thread_ids_before as number[]);
   return {
     threads_exited: node.threadExits - (inj.detail.thread_exits_before as number),
     threads_replaced: node.threadStarts - (inj.detail.thread_starts_before as number),
-    thread_ids_after: [...node.liveThreads.keys()],
-    new_thread_ids: [...node.liveThreads.keys()].filter((id) => !before.has(id)),
+    thread_ids_after: node.liveThreadIds(),
+    new_thread_ids: node.liveThreadIds().filter((id) => !before.has(id)),
   };
 }

@@ -1,7 +1,8 @@
+import { chaosEngineRef } from '../../plugins/chaos/engine/service';
 import { expect } from 'chai';
 import { eachDatabase, type TestHost } from '../helpers/host';
 import { def, ended, phase, startChaosHost } from './chaos-helpers';
-import { sleep } from './mesh-helpers';
+import { sleep } from '../core/mesh-helpers';
 import { eventually } from '../helpers/eventually';
 
 const caller = { id: 'chaos-test-user', tenantId: 'platform' };
@@ -22,7 +23,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     // Margins are wide: the suite shares a loaded machine.
     const before = await t.request('GET', '/kernels/probe/ping');
     expect(before.body.status, before.body.reason).to.equal('ok');
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 400, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1, hypothesis: { description: 'fast', min_success_ratio: 0.9, max_latency_p99_ms: 300 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 400, jitter_ms: 20, task_share: 1, node_share: 1 }, duration_seconds: 1, hypothesis: { description: 'fast', min_success_ratio: 0.9, max_latency_p99_ms: 300 } }), caller);
     expect(exp.status).to.equal('running');
     await phase(t, exp.experiment_id, 'injected');
     expect(mesh().node('probe-1').control).to.deep.include({ latency_ms: 400, latency_jitter_ms: 20 });
@@ -34,7 +35,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const e = await ended(t, exp.experiment_id);
     expect(e, e.reason ?? '').to.include({ status: 'completed', deviated: true });
     expect(e.steady_state.before!.held).to.equal(true);
-    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.at.least(400);
+    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.at.least(400);
     expect(e.steady_state.during!.held).to.equal(false);
     expect(e.steady_state.after!.held).to.equal(true);
     expect(e.time_to_recover_ms).to.be.a('number');
@@ -53,10 +54,10 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('error: tasks on the injected node fail (counted), the others succeed; rollback stops the failures', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
     expect(running.injections).to.have.length(1);
-    const bad = running.injections[0].node_id;
+    const bad = running.injections[0]!.node_id;
     expect(mesh().node(bad).control).to.deep.equal({ error_rate: 1 });
     const failedBefore = mesh().node(bad).tasks_failed;
     const statuses: number[] = [];
@@ -65,12 +66,12 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(statuses).to.include(200);
     expect(mesh().node(bad).tasks_failed).to.be.above(failedBefore);
     const e = await ended(t, exp.experiment_id);
-    const during = e.steady_state.during!.domains.probe;
+    const during = e.steady_state.during!.domains.probe!;
     expect(during.failed).to.be.above(0);
     expect(during.succeeded).to.be.above(0);
     expect(during.failures.join()).to.match(/injected failure/);
     expect(e.deviated).to.equal(true);
-    expect(e.steady_state.after!.domains.probe.success_ratio).to.equal(1);
+    expect(e.steady_state.after!.domains.probe!.success_ratio).to.equal(1);
     expect(mesh().node(bad).control).to.equal(null);
     for (let i = 0; i < 4; i++) expect((await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } })).status).to.equal(200);
   });
@@ -79,7 +80,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const probeNodes = () => t.host.services.mesh.kernelOf('probe').nodes;
     const idsBefore = new Set(probeNodes().flatMap((n) => [...n.liveThreads.keys()]));
     const counts = new Map(probeNodes().map((n) => [n.id, { starts: n.threadStarts, exits: n.threadExits }]));
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'worker_crash', parameters: { interval_ms: 300, threads_per_crash: 1, node_share: 1 }, hypothesis: { description: 'lenient', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'worker_crash', parameters: { interval_ms: 300, threads_per_crash: 1, node_share: 1 }, hypothesis: { description: 'lenient', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } }), caller);
     const e = await ended(t, exp.experiment_id);
     expect(e.status, e.reason ?? '').to.equal('completed');
     expect(e.effects.threads_killed).to.be.at.least(2);
@@ -99,21 +100,21 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('cpu_stress: busy threads show in heartbeat loop delay and probe latency; rollback calms them', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
     await phase(t, exp.experiment_id, 'injected');
     await eventually(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
     const e = await ended(t, exp.experiment_id);
     expect(e.status, e.reason ?? '').to.equal('completed');
-    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe.latency_p99_ms!);
-    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(250);
+    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe!.latency_p99_ms!);
+    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(250);
     expect(e.deviated).to.equal(true);
     await eventually(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 150), 4000, 'loop delay back down');
   });
 
   it('node_pause: pauses a share of the nodes (as the chaos actor) and resumes them at rollback', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
-    const paused = running.injections[0].node_id;
+    const paused = running.injections[0]!.node_id;
     expect(mesh().node(paused).state).to.equal('paused');
     expect(mesh().nodes().filter((n) => n.kernel_id === 'probe' && n.state === 'active')).to.have.length(1);
     const e = await ended(t, exp.experiment_id);
@@ -125,27 +126,27 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   });
 
   it('abort mid-run removes every injection at once; a second run on the same domain meanwhile is 409', async () => {
-    const exp = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 80 }, duration_seconds: 30 }), caller);
+    const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 80 }, duration_seconds: 30 }), caller);
     await phase(t, exp.experiment_id, 'injected');
     let conflict = 0;
-    await t.host.services.chaos.run(def({ injection_type: 'error', parameters: { error_rate: 0.1 } }), caller).catch((e: { status: number }) => (conflict = e.status));
+    await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 0.1 } }), caller).catch((e: { status: number }) => (conflict = e.status));
     expect(conflict).to.equal(409);
     const t0 = Date.now();
-    const aborted = await t.host.services.chaos.abort(exp.experiment_id, caller);
+    const aborted = await t.host.service(chaosEngineRef).abort(exp.experiment_id, caller);
     expect(Date.now() - t0).to.be.below(3000);
     expect(aborted).to.include({ status: 'aborted', aborted_by: caller.id });
     expect(aborted.rolled_back_at).to.be.a('string');
     expect(aborted.injections.every((i) => i.rolled_back_at)).to.equal(true);
     expect(mesh().nodes().every((n) => n.control === null)).to.equal(true);
     await sleep(200);
-    expect((await t.host.services.chaos.get('platform', exp.experiment_id)).status).to.equal('aborted');
+    expect((await t.host.service(chaosEngineRef).get('platform', exp.experiment_id)).status).to.equal('aborted');
     // Once aborted, the domain is free at once.
-    const next = await t.host.services.chaos.run(def({ injection_type: 'latency', parameters: { latency_ms: 5 }, duration_seconds: 30 }), caller);
-    expect((await t.host.services.chaos.abort(next.experiment_id, caller)).status).to.equal('aborted');
+    const next = await t.host.service(chaosEngineRef).run(def({ injection_type: 'latency', parameters: { latency_ms: 5 }, duration_seconds: 30 }), caller);
+    expect((await t.host.service(chaosEngineRef).abort(next.experiment_id, caller)).status).to.equal('aborted');
   });
 
   it('counts what ran in the report', async () => {
-    const r = await t.host.services.chaos.report('platform');
+    const r = await t.host.service(chaosEngineRef).report('platform');
     expect(r.overall.experiments_run).to.equal(7);
     expect(r.overall.aborted).to.equal(2);
     expect(r.overall.completed).to.equal(5);

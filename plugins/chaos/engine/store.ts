@@ -1,6 +1,6 @@
 // Storage of scenarios, experiments (the journal) and their injections. Every row of a
 // tenant's experiment carries tenant_id; built-in scenarios have tenant_id null.
-import type { Db, Migration } from '../db';
+import type { Db, Migration } from '../../../core/db';
 import type { Experiment, Injection, Measurement, Scenario } from './schemas';
 
 export const chaosMigrations: Migration[] = [
