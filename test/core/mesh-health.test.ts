@@ -43,7 +43,7 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
       const healths = (r.body.incidents ?? []).filter((i: any) => i.node_id === 'probe-1').map((i: any) => i.health);
       return healths.includes('unhealthy') && healths.includes('healthy') ? r : null;
     }, 10_000, 'incidents');
-    const nodeRows = incidents!.body.incidents.filter((i: any) => i.node_id === 'probe-1');
+    const nodeRows = incidents.body.incidents.filter((i: any) => i.node_id === 'probe-1');
     expect(nodeRows.map((i: any) => i.health)).to.include.members(['unhealthy', 'healthy']);
     const first = await t.request('GET', '/health/incidents/recent?domain=probe&limit=1', { token: viewer });
     expect(first.body.incidents).to.have.length(1);

@@ -35,7 +35,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const e = await ended(t, exp.experiment_id);
     expect(e, e.reason ?? '').to.include({ status: 'completed', deviated: true });
     expect(e.steady_state.before!.held).to.equal(true);
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.at.least(400);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.at.least(400);
     expect(e.steady_state.during!.held).to.equal(false);
     expect(e.steady_state.after!.held).to.equal(true);
     expect(e.time_to_recover_ms).to.be.a('number');
@@ -57,7 +57,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
     expect(running.injections).to.have.length(1);
-    const bad = running.injections[0]!.node_id;
+    const bad = running.injections[0].node_id;
     expect(mesh().node(bad).control).to.deep.equal({ error_rate: 1 });
     const failedBefore = mesh().node(bad).tasks_failed;
     const statuses: number[] = [];
@@ -66,12 +66,12 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(statuses).to.include(200);
     expect(mesh().node(bad).tasks_failed).to.be.above(failedBefore);
     const e = await ended(t, exp.experiment_id);
-    const during = e.steady_state.during!.domains.probe!;
+    const during = e.steady_state.during!.domains.probe;
     expect(during.failed).to.be.above(0);
     expect(during.succeeded).to.be.above(0);
     expect(during.failures.join()).to.match(/injected failure/);
     expect(e.deviated).to.equal(true);
-    expect(e.steady_state.after!.domains.probe!.success_ratio).to.equal(1);
+    expect(e.steady_state.after!.domains.probe.success_ratio).to.equal(1);
     expect(mesh().node(bad).control).to.equal(null);
     for (let i = 0; i < 4; i++) expect((await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } })).status).to.equal(200);
   });
@@ -105,8 +105,8 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     await eventually(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
     const e = await ended(t, exp.experiment_id);
     expect(e.status, e.reason ?? '').to.equal('completed');
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe!.latency_p99_ms!);
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(250);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe.latency_p99_ms!);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(250);
     expect(e.deviated).to.equal(true);
     await eventually(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 150), 4000, 'loop delay back down');
   });
@@ -114,7 +114,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   it('node_pause: pauses a share of the nodes (as the chaos actor) and resumes them at rollback', async () => {
     const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
-    const paused = running.injections[0]!.node_id;
+    const paused = running.injections[0].node_id;
     expect(mesh().node(paused).state).to.equal('paused');
     expect(mesh().nodes().filter((n) => n.kernel_id === 'probe' && n.state === 'active')).to.have.length(1);
     const e = await ended(t, exp.experiment_id);

@@ -38,12 +38,12 @@ export async function ended(t: TestHost, id: string, tenantId = 'platform', ms =
   return (await eventually(async () => {
     const e = await t.host.service(chaosEngineRef).get(tenantId, id);
     return e.status !== 'running' ? e : null;
-  }, ms, `experiment ${id} to end`))!;
+  }, ms, `experiment ${id} to end`));
 }
 
 export async function phase(t: TestHost, id: string, p: string, tenantId = 'platform'): Promise<Experiment> {
   return (await eventually(async () => {
     const e = await t.host.service(chaosEngineRef).get(tenantId, id);
     return e.phase === p || e.status !== 'running' ? e : null;
-  }, 10_000, `experiment ${id} to reach ${p}`))!;
+  }, 10_000, `experiment ${id} to reach ${p}`));
 }

@@ -131,8 +131,8 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
       const rows = acts.actions.filter((a) => a.target_id === run_id);
       return rows.some((a) => a.action === 'chaos_experiment_ended') ? rows : null;
     }, 10_000, 'the experiment end in the actions history');
-    expect(mine!.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
-    expect(mine!.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
+    expect(mine.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
+    expect(mine.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
     const direct = await t.host.services.actions.list({ limit: 100, action: 'run_chaos_experiment' });
     expect(direct.actions[0]).to.include({ source: 'manual', target_type: 'chaos_experiment' });
   });

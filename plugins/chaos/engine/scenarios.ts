@@ -10,8 +10,8 @@ import { scenarioOf } from './store';
 /** A stable UUID (version 5 layout) for a built-in, so that every host and restart agrees on it. */
 export function builtinId(key: string): string {
   const h = crypto.createHash('sha1').update(`chaos-builtin:${key}`).digest();
-  h[6] = (h[6]! & 0x0f) | 0x50;
-  h[8] = (h[8]! & 0x3f) | 0x80;
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
@@ -45,7 +45,7 @@ export function checkParameters(type: string, parameters: Record<string, unknown
   if (!(INJECTION_TYPES as readonly string[]).includes(type)) throw invalid(['body', 'injection_type'], `unknown injection type "${type}"; known: ${INJECTION_TYPES.join(', ')}`);
   const r = PARAMETER_SCHEMAS[type as InjectionType].safeParse(parameters);
   if (!r.success) throw new Unprocessable(r.error.issues.map((i) => ({ loc: ['body', 'parameters', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
-  return r.data as Record<string, number>;
+  return r.data;
 }
 
 export async function createScenario(db: Db, input: ScenarioInput, caller: { id: string; tenantId: string }, knownDomains: string[]): Promise<Scenario> {
