@@ -10,6 +10,13 @@ const sloTarget = z.object({
   windowSeconds: z.number().int().min(60).default(30 * 86400),
 });
 
+/** An operator's price of an hour of compute, as decimal strings. */
+const computePrice = z.object({
+  cpuHour: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal amount'),
+  gpuHour: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal amount').default('0'),
+  currency: z.string().regex(/^[A-Z]{3}$/).default('USD'),
+});
+
 export const configSchema = z.object({
   env: z.enum(['development', 'test', 'production']).default('development'),
   server: z
@@ -148,6 +155,61 @@ export const configSchema = z.object({
       maxThreadsPerNode: z.number().int().min(1).max(64).default(8),
     })
     .prefault({}),
+  /** Governance of platform actions (docs/groups/autonomous.md "Governance"). */
+  governance: z
+    .object({
+      /** A pending approval expires after this many seconds. */
+      approvalTtlSeconds: z.number().int().min(1).max(30 * 86400).default(86_400),
+      /** A change touching more than this share of a kernel's nodes waits for a human. */
+      maxBlastRadius: z.number().gt(0).max(1).default(0.5),
+      /** UTC windows in which changes may run without a human; none: any time. Days 0 (Sunday) to 6. */
+      changeWindows: z.array(z.object({ days: z.array(z.number().int().min(0).max(6)).min(1), start: z.string().regex(/^\d\d:\d\d$/), end: z.string().regex(/^\d\d:\d\d$/) })).default([]),
+      /** Action kinds an agent may run without a human (by default every agent action waits). */
+      autoApprove: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  /** The cognitive (planning) loop of plugin agi. */
+  agi: z
+    .object({
+      /** Seconds between iterations of a started loop, unless its start names another. */
+      loopIntervalSeconds: z.number().int().min(1).max(86_400).default(300),
+      /** KPI window of an iteration, in seconds. */
+      windowSeconds: z.number().int().min(60).max(30 * 86400).default(3600),
+      /** A workflow failure rate above this is an objective the loop acts on. */
+      workflowFailureTarget: z.number().min(0).max(1).default(0.05),
+    })
+    .prefault({}),
+  /** Compute inventory (plugins compute, uaicp, aiops): the local provider and outside clouds. */
+  compute: z
+    .object({
+      /** This machine as a provider: its one region, and what an operator says an hour of it costs. */
+      local: z
+        .object({
+          region: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/).default('local'),
+          location: z.string().max(200).default('this machine'),
+          /** Data residency of the region (e.g. EU), null when not declared. */
+          residency: z.string().max(32).nullable().default(null),
+          price: computePrice.optional(),
+        })
+        .prefault({}),
+      /** Outside clouds by id; each answers 503 NOT_CONFIGURED until its credentials are set. */
+      providers: z
+        .record(
+          z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'a provider id'),
+          z.object({
+            kind: z.enum(['aws', 'gcp', 'azure']),
+            regions: z.array(z.object({ id: z.string().min(1).max(64), location: z.string().max(200).optional(), residency: z.string().max(32).nullable().default(null) })).default([]),
+            credentials: z.record(z.string(), z.string()).optional(),
+            price: computePrice.optional(),
+          }),
+        )
+        .default({}),
+      /** The kernel that runs each workload type (the router measures that kernel's nodes). */
+      workloadKernels: z.record(z.string(), z.string()).default({ inference: 'llm', embedding: 'llm', training: 'compute', benchmark: 'compute', analytics: 'analytics', forecasting: 'analytics', trading: 'trading' }),
+      /** The nvidia-smi binary read for GPUs; a machine without it has no GPUs. */
+      nvidiaSmi: z.string().default('nvidia-smi'),
+    })
+    .prefault({}),
   plugins: z
     .object({
       /** Folder the host discovers plugins in (compiled output). */
@@ -247,6 +309,76 @@ export const configSchema = z.object({
           vendorUrl: z.string().url().optional(),
           /** HMAC-SHA256 key of those webhooks' X-Signature header. */
           vendorSecret: z.string().min(16).optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  /** Certificates, HTTPS, deployments, checks, scheduler and upgrades (plugins/automation, docs/groups/automation.md). */
+  automation: z
+    .object({
+      /** Key that encrypts private keys at rest; derived from the JWT secret when unset. */
+      keyEncryptionKey: z.string().min(32, 'at least 32 characters').optional(),
+      certificates: z
+        .object({
+          validityDays: z.number().int().min(1).max(825).default(90),
+          /** A certificate this many days or fewer before its end is renewed by the scheduler. */
+          renewBeforeDays: z.number().int().min(0).max(365).default(30),
+          caCommonName: z.string().min(1).default('platform-control local CA'),
+        })
+        .prefault({}),
+      /** An ACME CA; unset = the local CA issues. */
+      acme: z
+        .object({
+          directoryUrl: z.string().regex(/^https?:\/\//, 'an http(s):// URL').optional(),
+          email: z.string().email().optional(),
+          /** PEM file of the CA that signed the ACME server's own TLS certificate (private ACME servers). */
+          caFile: z.string().optional(),
+          /** Longest an order may take (challenge, finalize, download). */
+          timeoutMs: z.number().int().min(1000).default(60_000),
+        })
+        .prefault({}),
+      https: z
+        .object({
+          /** Port of the TLS listener /automation/https/enable starts (0: any free port). */
+          port: z.number().int().min(0).max(65535).default(8443),
+          host: z.string().optional(),
+        })
+        .prefault({}),
+      /** Targets /automation/health/check probes besides the database, Redis and every kernel. */
+      healthTargets: z
+        .array(
+          z.object({
+            name: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/),
+            kind: z.enum(['http', 'tcp', 'tls']),
+            url: z.string().optional(),
+            host: z.string().optional(),
+            port: z.number().int().min(1).max(65535).optional(),
+          }),
+        )
+        .default([]),
+      probeTimeoutMs: z.number().int().min(50).max(60_000).default(5000),
+      scheduler: z
+        .object({
+          /** The runner's claim in the database; another host takes over after it runs out. */
+          leaseMs: z.number().int().min(200).max(600_000).default(15_000),
+          /** Cron expressions (croner) of the jobs; seconds field allowed. */
+          healthCron: z.string().default('*/5 * * * *'),
+          httpsCron: z.string().default('*/15 * * * *'),
+          renewalCron: z.string().default('17 * * * *'),
+        })
+        .prefault({}),
+      deployments: z
+        .object({
+          /** Pings a new node must answer, all of them, for the health gate to pass. */
+          gateProbes: z.number().int().min(1).max(100).default(5),
+          gateTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+          drainDeadlineSeconds: z.number().int().min(1).max(3600).default(60),
+        })
+        .prefault({}),
+      upgrade: z
+        .object({
+          /** Folder of candidate builds (each a folder with plugins/<id>/index.js); unset = only the running build. */
+          candidatesDir: z.string().optional(),
         })
         .prefault({}),
     })

@@ -84,6 +84,19 @@ export async function migrate(db: Knex, owners: Array<{ owner: string; migration
   await db.migrate.latest({ migrationSource: source, tableName: 'schema_migrations', disableMigrationsListValidation: true });
 }
 
+/** The first columns of a tenant resource table: a UUID id and the tenant. */
+export function tenantResource(t: Knex.CreateTableBuilder): void {
+  t.string('id', 36).primary();
+  t.string('tenant_id', 64).notNullable();
+}
+
+/** created_at and updated_at (ISO text), and the (tenant_id, created_at) index pageOf lists use. */
+export function resourceStamps(t: Knex.CreateTableBuilder): void {
+  t.string('created_at', 32).notNullable();
+  t.string('updated_at', 32).notNullable();
+  t.index(['tenant_id', 'created_at']);
+}
+
 /** Timestamp column helper: ISO text on both databases keeps comparisons portable. */
 export function nowIso(): string {
   return new Date().toISOString();

@@ -107,3 +107,9 @@ export interface ValidationIssue {
 export function invalid(loc: Array<string | number>, msg: string, type = 'value_error'): Unprocessable {
   return new Unprocessable([{ loc, msg, type }]);
 }
+
+/** The text of an error for a stored record or an answer: an HttpError's detail, else its message. */
+export function errorText(err: unknown): string {
+  if (err instanceof HttpError) return typeof err.detail === 'string' ? err.detail : JSON.stringify(err.detail);
+  return (err as Error)?.message ?? String(err);
+}

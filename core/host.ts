@@ -171,6 +171,7 @@ export class Host {
 
     const depsOf = (pluginId: string | undefined) => this.pluginDeps.get(pluginId ?? '') ?? {};
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes), depsOf);
+    this.lifecycle.app = app;
     const caches = this.services.telemetry.caches;
     caches.track({ name: 'auth.verified_tokens', entries: () => this.services.auth.rememberedTokens, limit: VERIFIED_CACHE_SIZE });
     caches.track({ name: 'http.route_lookups', entries: () => app.routeCache(), limit: RECENT_MAX });
@@ -182,6 +183,7 @@ export class Host {
       this.server!.once('error', reject);
       this.server!.listen(this.config.server.port, this.config.server.host, () => resolve());
     });
+    this.lifecycle.httpPort = this.port;
     this.lifecycle.state = 'running';
     this.log.info({ port: this.port, plugins: this.plugins.map((p) => p.id) }, 'host started');
     return { port: this.port, admin };

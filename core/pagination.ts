@@ -57,3 +57,11 @@ export function pageInMemory<T>(items: T[], key: (item: T) => string, limit: num
   const page = rest.slice(0, limit);
   return { items: page, next_cursor: rest.length > limit ? encodeCursor('after', key(page[page.length - 1])) : null };
 }
+
+/** A page of a list held in memory in its own order (newest first, say); the cursor holds the offset. */
+export function pageAtOffset<T>(items: T[], limit: number, cursor?: string): { items: T[]; next_cursor: string | null } {
+  const start = cursor ? Number(decodeCursor(cursor)[1]) : 0;
+  if (!Number.isInteger(start) || start < 0) throw invalid(['query', 'cursor'], 'malformed cursor');
+  const end = start + limit;
+  return { items: items.slice(start, end), next_cursor: end < items.length ? encodeCursor('offset', String(end)) : null };
+}

@@ -125,6 +125,12 @@ function publishRefusal(services: Services, route: RouteDef, req: Request, calle
   }
 }
 
+/** A unique-constraint violation from SQLite or PostgreSQL (23505). */
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return Boolean(e && ((e.code === 'SQLITE_CONSTRAINT' && /UNIQUE constraint failed|PRIMARY KEY/.test(e.message ?? '')) || e.code === '23505'));
+}
+
 /** Turns any error into a `{detail}` response; never a stack trace. */
 export function errorHandler(services: Services) {
   return (err: unknown, _req: Request, res: Response) => {
@@ -138,6 +144,13 @@ export function errorHandler(services: Services) {
       detail = err.detail;
       headers = err.headers;
       body = err.body();
+    } else if (isUniqueViolation(err)) {
+      // Two writes raced for one key (a version, a name): the loser conflicts with what the
+      // winner wrote, and may retry. Logged, since a handler should have said so itself.
+      status = 409;
+      detail = 'A concurrent change to the same resource won; read it again and retry';
+      body = { detail, code: 'CONCURRENT_WRITE' };
+      services.log.warn({ err, reqId: res.getHeader('X-Request-Id') }, 'unique constraint violated by a concurrent write');
     } else if (e?.type === 'entity.parse.failed') {
       status = 400;
       detail = 'Malformed JSON in request body';

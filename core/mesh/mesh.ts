@@ -249,7 +249,27 @@ export class Mesh {
 
   // ---- running tasks ----
 
+  /**
+   * Admission checks of a caller's task (per-tenant kernel quotas): each throws to refuse, or
+   * returns what to call when the task ends. Only tasks that carry a caller are checked.
+   */
+  readonly admitters: Array<(domain: string, caller: Caller) => (() => void) | void> = [];
+
   async run(domain: string, task: string, input: unknown, opts: RunOptions = {}): Promise<unknown> {
+    if (!this.admitters.length || !opts.caller) return this.dispatch(domain, task, input, opts);
+    const releases: Array<() => void> = [];
+    try {
+      for (const admit of this.admitters) {
+        const release = admit(domain, opts.caller);
+        if (release) releases.push(release);
+      }
+      return await this.dispatch(domain, task, input, opts);
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  private async dispatch(domain: string, task: string, input: unknown, opts: RunOptions): Promise<unknown> {
     const { k, def } = this.taskDef(domain, task);
     const parsed = def.input.safeParse(input);
     if (!parsed.success) throw new Unprocessable(parsed.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));

@@ -2,6 +2,14 @@ import { serve } from '../runtime';
 import { TaskInputError } from '../sdk';
 import { describe, holtWinters, percentile, regression, sorted } from './lib';
 import manifest from './manifest';
+import { bootstrapTotals, simulateQueue } from './sim';
+import { fisherExact, frequentSequences, twoProportionZ, welch } from './stats';
+
+function spread(values: number[]) {
+  const s = sorted(values);
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return { mean, p50: percentile(s, 50), p90: percentile(s, 90), p95: percentile(s, 95), p99: percentile(s, 99), max: s[s.length - 1]! };
+}
 
 export = serve(manifest, {
   describe: ({ values }) => describe(values),
@@ -33,4 +41,45 @@ export = serve(manifest, {
     }
     return holtWinters(series, horizon, alpha, beta, gamma, season_length);
   },
+  simulate_queue: (q) => {
+    if (q.tasks * q.replications > 2_000_000) throw new TaskInputError('tasks x replications must stay within 2,000,000', ['replications']);
+    const r = simulateQueue(q);
+    const util = sorted(r.utilisation);
+    return {
+      method: 'discrete-event simulation of a c-server FIFO queue; inter-arrival and service times bootstrapped from the measured samples; arrivals scaled by load_factor',
+      seed: q.seed,
+      replications: q.replications,
+      tasks: q.tasks,
+      sojourn_ms: spread(r.sojourn),
+      wait_ms: spread(r.waits),
+      utilisation: { mean: r.utilisation.reduce((a, b) => a + b, 0) / r.utilisation.length, p50: percentile(util, 50), p95: percentile(util, 95) },
+      slo_breach_share: r.sojourn.filter((x) => x > q.latency_target_ms).length / r.sojourn.length,
+      replication_means_ms: r.means,
+    };
+  },
+  simulate_totals: ({ sample, periods, factor, replications, seed }) => {
+    const s = sorted(bootstrapTotals(sample, periods, factor, replications, seed));
+    const mean = s.reduce((a, b) => a + b, 0) / s.length;
+    return {
+      method: 'bootstrap Monte Carlo: each period drawn from the measured per-period sample, scaled by factor, summed over periods',
+      seed,
+      replications,
+      total: { mean, p5: percentile(s, 5), p50: percentile(s, 50), p95: percentile(s, 95) },
+    };
+  },
+  ab_test: ({ a, b }) => {
+    if (a.successes > a.trials) throw new TaskInputError('successes exceed trials', ['a', 'successes']);
+    if (b.successes > b.trials) throw new TaskInputError('successes exceed trials', ['b', 'successes']);
+    const f = fisherExact(a.successes, a.trials, b.successes, b.trials);
+    return {
+      success_rate_a: a.successes / a.trials,
+      success_rate_b: b.successes / b.trials,
+      fisher_p_b_lower: f.less,
+      fisher_p_b_higher: f.greater,
+      z: twoProportionZ(a.successes, a.trials, b.successes, b.trials),
+      latency: welch(a.latency_ms, b.latency_ms),
+      cost: welch(a.cost, b.cost),
+    };
+  },
+  frequent_sequences: ({ streams, max_length, min_count }) => ({ sequences: frequentSequences(streams, max_length, min_count).slice(0, 1000) }),
 });

@@ -12,24 +12,25 @@ export default defineKernel({
   slo: { latency_p95_ms: 2000, error_rate: 0.02 },
   tasks: {
     count_tokens: task({
-      summary: 'Token estimate of a text (GPT-style pre-tokenizer; words up to 7 letters one token, longer ones one per 5 letters), with words and characters',
-      input: z.object({ text: z.string().max(1_000_000) }),
-      output: z.object({ tokens: z.number().int(), words: z.number().int(), characters: z.number().int(), method: z.string() }),
+      summary: "Tokens of a text with the model's BPE encoding (o200k_base when no model is named); an estimate, marked exact: false, for models without a published tokenizer",
+      input: z.object({ text: z.string().max(1_000_000), model: z.string().min(1).max(128).optional() }),
+      output: z.object({ tokens: z.number().int(), words: z.number().int(), characters: z.number().int(), method: z.string(), exact: z.boolean() }),
     }),
     render_prompt: task({
       summary: 'Fills the {{name}} variables of a template; strict mode refuses missing ones',
-      input: z.object({ template: z.string().max(200_000), variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}), strict: z.boolean().default(true) }),
+      input: z.object({ template: z.string().max(200_000), variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}), strict: z.boolean().default(true), model: z.string().min(1).max(128).optional() }),
       output: z.object({ prompt: z.string(), used: z.array(z.string()), missing: z.array(z.string()), tokens: z.number().int() }),
     }),
     estimate_cost: task({
-      summary: 'Cost in USD of a call from the price table (per million input and output tokens)',
+      summary: "Cost of a call from the model's prices per million input and output tokens (registry data the caller passes: /aiops/models)",
       input: z.object({
         model: z.string().min(1).max(128),
+        price: z.object({ input_per_million: z.number().min(0).max(1e6), output_per_million: z.number().min(0).max(1e6), currency: z.string().regex(/^[A-Z]{3}$/).default('USD') }),
         input_tokens: z.number().int().min(0).optional(),
         prompt: z.string().max(1_000_000).optional(),
         output_tokens: z.number().int().min(0).default(0),
       }),
-      output: z.object({ model: z.string(), input_tokens: z.number().int(), output_tokens: z.number().int(), input_cost_usd: z.number(), output_cost_usd: z.number(), total_cost_usd: z.number(), price_table_date: z.string() }),
+      output: z.object({ model: z.string(), currency: z.string(), input_tokens: z.number().int(), output_tokens: z.number().int(), token_method: z.string(), input_cost: z.number(), output_cost: z.number(), total_cost: z.number() }),
     }),
     embed: task({
       summary: 'Feature-hashed embeddings (word unigrams and bigrams, signed hashing, L2-normalised)',

@@ -1,6 +1,7 @@
 import { serve } from '../runtime';
 import { TaskInputError, TaskUnavailableError } from '../sdk';
-import { cosine, countTokens, embed, PRICE_TABLE_DATE, PRICES, words } from './lib';
+import { cosine, embed, words } from './lib';
+import { countTokens } from './tokens';
 import manifest from './manifest';
 
 interface Endpoint {
@@ -11,8 +12,8 @@ interface Endpoint {
 }
 
 export = serve(manifest, {
-  count_tokens: ({ text }) => ({ tokens: countTokens(text), words: words(text).length, characters: [...text].length, method: 'pretokenizer-estimate' }),
-  render_prompt: ({ template, variables, strict }) => {
+  count_tokens: ({ text, model }) => ({ ...countTokens(text, model), words: words(text).length, characters: [...text].length }),
+  render_prompt: ({ template, variables, strict, model }) => {
     const used = new Set<string>();
     const missing = new Set<string>();
     const prompt = template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (whole, name: string) => {
@@ -24,16 +25,15 @@ export = serve(manifest, {
       return whole;
     });
     if (strict && missing.size) throw new TaskInputError(`template variables without a value: ${[...missing].join(', ')}`, ['variables']);
-    return { prompt, used: [...used], missing: [...missing], tokens: countTokens(prompt) };
+    return { prompt, used: [...used], missing: [...missing], tokens: countTokens(prompt, model).tokens };
   },
-  estimate_cost: ({ model, input_tokens, prompt, output_tokens }) => {
-    const price = PRICES[model];
-    if (!price) throw new TaskInputError(`no price for model "${model}"; known: ${Object.keys(PRICES).join(', ')}`, ['model']);
+  estimate_cost: ({ model, price, input_tokens, prompt, output_tokens }) => {
     if (input_tokens === undefined && prompt === undefined) throw new TaskInputError('give input_tokens or prompt', ['input_tokens']);
-    const inTokens = input_tokens ?? countTokens(prompt!);
-    const input_cost_usd = (inTokens * price.input) / 1e6;
-    const output_cost_usd = (output_tokens * price.output) / 1e6;
-    return { model, input_tokens: inTokens, output_tokens, input_cost_usd, output_cost_usd, total_cost_usd: input_cost_usd + output_cost_usd, price_table_date: PRICE_TABLE_DATE };
+    const counted = input_tokens === undefined ? countTokens(prompt!, model) : null;
+    const inTokens = input_tokens ?? counted!.tokens;
+    const input_cost = (inTokens * price.input_per_million) / 1e6;
+    const output_cost = (output_tokens * price.output_per_million) / 1e6;
+    return { model, currency: price.currency, input_tokens: inTokens, output_tokens, token_method: counted ? counted.method : 'given', input_cost, output_cost, total_cost: input_cost + output_cost };
   },
   embed: ({ texts, dimensions }) => ({ dimensions, vectors: texts.map((t) => embed(t, dimensions)) }),
   similarity: ({ query, documents, dimensions, top_k }) => {

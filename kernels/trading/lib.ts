@@ -1,11 +1,7 @@
 // Pure numeric routines of the trading kernel.
+import { normCdf } from '../numeric';
 
-/** Standard normal CDF (Abramowitz-Stegun 26.2.17 via erf; error below 1e-7). */
-export function normCdf(x: number): number {
-  const t = 1 / (1 + 0.3275911 * (Math.abs(x) / Math.SQRT2));
-  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-(x * x) / 2);
-  return x >= 0 ? (1 + y) / 2 : (1 - y) / 2;
-}
+export { normCdf };
 
 export function normPdf(x: number): number {
   return Math.exp(-(x * x) / 2) / Math.sqrt(2 * Math.PI);
@@ -30,17 +26,7 @@ export function blackScholes(o: { type: 'call' | 'put'; spot: number; strike: nu
   return { price, delta: dq * (normCdf(d1) - 1), gamma, vega, theta, rho: (-K * T * dr * normCdf(-d2)) / 100 };
 }
 
-/** mulberry32: a small seeded PRNG, so that a risk figure can be reproduced from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../numeric';
 
 /** Standard normals by Box-Muller from a uniform source. */
 export function normals(rand: () => number): () => number {

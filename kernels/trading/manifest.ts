@@ -8,6 +8,13 @@ const order = z.object({
   quantity: z.number().positive().finite(),
 });
 
+const strategy = z.discriminatedUnion('name', [
+  z.object({ name: z.literal('buy_and_hold') }),
+  z.object({ name: z.literal('sma_crossover'), fast: z.number().int().min(1).max(1000), slow: z.number().int().min(2).max(5000) }),
+  z.object({ name: z.literal('momentum'), lookback: z.number().int().min(1).max(5000) }),
+  z.object({ name: z.literal('mean_reversion'), lookback: z.number().int().min(2).max(5000), z_entry: z.number().positive().max(10) }),
+]);
+
 export default defineKernel({
   domain: 'trading',
   description: 'Option pricing, portfolio risk by seeded Monte Carlo, and order matching',
@@ -48,6 +55,31 @@ export default defineKernel({
         trades: z.array(z.object({ buy_id: z.string(), sell_id: z.string(), price: z.number(), quantity: z.number() })),
         bids: z.array(order),
         asks: z.array(order),
+      }),
+    }),
+    backtest: task({
+      summary: 'Backtest long/flat strategies over a price series and rank them by Sharpe ratio (risk-adjusted return)',
+      input: z.object({
+        prices: z.array(z.number().positive().finite()).min(3).max(100_000),
+        strategies: z.array(strategy).min(1).max(50),
+        cost_bps: z.number().min(0).max(1000).default(0),
+        periods_per_year: z.number().int().min(1).max(100_000).default(252),
+      }),
+      output: z.object({
+        method: z.string(),
+        ranking: z.array(z.object({
+          rank: z.number().int(),
+          strategy: z.string(),
+          params: z.record(z.string(), z.unknown()),
+          total_return: z.number(),
+          annualized_return: z.number(),
+          annualized_volatility: z.number(),
+          sharpe: z.number().nullable(),
+          sortino: z.number().nullable(),
+          max_drawdown: z.number(),
+          trades: z.number().int(),
+          periods: z.number().int(),
+        })),
       }),
     }),
   },

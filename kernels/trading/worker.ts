@@ -2,8 +2,21 @@ import { serve } from '../runtime';
 import { TaskInputError } from '../sdk';
 import { blackScholes, cholesky, matchOrders, normals, prng } from './lib';
 import manifest from './manifest';
+import { backtest } from './backtest';
 
 export = serve(manifest, {
+  backtest: ({ prices, strategies, cost_bps, periods_per_year }) => {
+    strategies.forEach((s, i) => {
+      if (s.name === 'sma_crossover' && s.fast >= s.slow) throw new TaskInputError('fast must be shorter than slow', ['strategies', i, 'fast']);
+    });
+    const results = strategies.map((s) => backtest(s, prices, cost_bps, periods_per_year));
+    // Sharpe first; a strategy that never held (no volatility) has none and goes last.
+    results.sort((a, b) => (b.sharpe ?? -Infinity) - (a.sharpe ?? -Infinity) || b.total_return - a.total_return);
+    return {
+      method: 'long/flat backtest on close-to-close returns, position decided at close t and held over t+1, cost_bps per position change; ranked by annualised Sharpe ratio (risk-free rate 0)',
+      ranking: results.map((r, i) => ({ rank: i + 1, ...r })),
+    };
+  },
   price_option: (o) => blackScholes(o),
   match_orders: ({ orders }) => {
     const ids = new Set<string>();

@@ -12,6 +12,9 @@ export const EVENT_TYPES = [
   'drain_progress',
   'workflow_status',
   'chaos_experiment',
+  'cost_alert',
+  'training_job',
+  'uaicp_job',
 ] as const;
 
 export interface Subscription {

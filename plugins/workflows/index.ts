@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { nowIso } from '../../core/db';
 import { Conflict } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { createServiceRef, definePlugin, provide } from '../../core/plugin';
+import { createServiceRef, definePlugin, provide, type ServiceRef } from '../../core/plugin';
+import { workflowsRef } from '../../core/contracts/workflows';
+import { WorkflowService } from './service';
 import { core } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { Runner } from './runner';
@@ -12,6 +14,8 @@ import { EXEC_STATES, FINISHED, toDefinition, toExecution, workflowMigrations, t
 
 /** The workflow runner: one a host, made and stopped by the host. */
 const runnerRef = createServiceRef<Runner>('workflows.runner');
+/** The same service as workflowsRef, typed with the method the run route uses. */
+const serviceRef = workflowsRef as unknown as ServiceRef<WorkflowService>;
 
 
 const workflowParams = z.object({ workflow_id: z.uuid() });
@@ -20,8 +24,13 @@ const execParams = z.object({ execution_id: z.uuid() });
 export default definePlugin({
   id: 'workflows',
   prefix: '',
-  deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log, runner: runnerRef },
+  deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log, runner: runnerRef, workflows: serviceRef },
   provides: [
+    // Definitions and runs for other plugins (core/contracts/workflows.ts).
+    provide(workflowsRef, {
+      deps: { db: core.db, events: core.events, mesh: core.mesh, runner: runnerRef },
+      factory: (d) => new WorkflowService(d.db, d.events, d.mesh, d.runner),
+    }),
     provide(runnerRef, {
       deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log },
       factory: (d) => new Runner(d),
@@ -74,27 +83,8 @@ export default definePlugin({
       status: 202,
       errors: [404],
       handler: async ({ params, caller, services }) => {
-        const scope = tenantScope(services.db, caller!);
-        const def = toDefinition(await scope.get('workflow_definitions', { id: params.workflow_id }, 'Workflow definition'));
-        const e: Execution = {
-          id: crypto.randomUUID(),
-          tenant_id: caller!.tenantId,
-          workflow_id: def.id,
-          workflow_name: def.name,
-          state: 'pending',
-          error: null,
-          steps: def.steps.map((s) => ({ id: s.id, kernel: s.kernel, task: s.task, state: 'pending', attempts: 0, started_at: null, finished_at: null, duration_ms: null, output: null, error: null })),
-          created_by: caller!.id,
-          created_at: nowIso(),
-          started_at: null,
-          finished_at: null,
-        };
-        const { tenant_id: _t, ...row } = e;
-        await scope.insert('workflow_executions', { ...row, steps: JSON.stringify(e.steps) });
-        const answer = structuredClone(e);
-        services.events.publish('workflow_status', { execution_id: e.id, workflow_id: e.workflow_id, workflow_name: e.workflow_name, tenant_id: e.tenant_id, state: 'pending', previous: null, error: null, steps: e.steps.map((s) => ({ id: s.id, state: s.state })) });
-        services.runner.start(e, def, caller!);
-        return answer;
+        const def = toDefinition(await tenantScope(services.db, caller!).get('workflow_definitions', { id: params.workflow_id }, 'Workflow definition'));
+        return (await services.workflows.startDefinition(caller!, def)).execution;
       },
     }),
     route({

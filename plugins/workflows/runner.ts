@@ -44,13 +44,15 @@ export class Runner {
     return rows.length;
   }
 
-  start(e: Execution, def: Definition, caller: Caller): void {
+  /** Runs an execution; the promise settles when it has finished (whatever its outcome). */
+  start(e: Execution, def: Definition, caller: Caller): Promise<unknown> {
     const controller = new AbortController();
     const done = Promise.resolve()
       .then(() => this.execute(e, def, caller, controller.signal))
       .catch((err: Error) => this.services.log.error({ err: err.message, execution: e.id }, 'workflow execution failed to record'))
       .finally(() => this.running.delete(e.id));
     this.running.set(e.id, { controller, done });
+    return done;
   }
 
   /** Cancels an execution this host runs; false when it runs nowhere here. */

@@ -1,4 +1,5 @@
 import type { Migration } from '../../core/db';
+import type { WorkflowStep } from '../../core/contracts/workflows';
 
 export const EXEC_STATES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type ExecState = (typeof EXEC_STATES)[number];
@@ -6,14 +7,7 @@ export const FINISHED: ExecState[] = ['succeeded', 'failed', 'cancelled'];
 export const STEP_STATES = ['pending', 'running', 'succeeded', 'failed', 'cancelled', 'skipped'] as const;
 export type StepState = (typeof STEP_STATES)[number];
 
-export interface StepDef {
-  id: string;
-  kernel: string;
-  task: string;
-  input: unknown;
-  timeout_ms?: number;
-  retries?: number;
-}
+export type StepDef = WorkflowStep;
 
 export interface Definition {
   id: string;

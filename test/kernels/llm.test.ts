@@ -12,10 +12,14 @@ describe('llm kernel', () => {
   after(() => t.stop());
   const run = (task: string, body: unknown, host = t) => host.request('POST', `/kernels/llm/tasks/${task}`, { body });
 
-  it('counts tokens, renders prompts and estimates cost from the price table', async () => {
-    const c = await run('count_tokens', { text: 'Hello world, hello tokens!' });
-    expect(c.body.output).to.include({ words: 4, characters: 26 });
-    expect(c.body.output.tokens).to.be.within(5, 9);
+  it('counts tokens with the BPE encodings, renders prompts and estimates cost from given prices', async () => {
+    // o200k_base: Hello| world|,| hello| tokens|! (checked against OpenAI's tiktoken).
+    const c = await run('count_tokens', { text: 'Hello world, hello tokens!', model: 'gpt-4o' });
+    expect(c.body.output).to.include({ words: 4, characters: 26, tokens: 6, method: 'bpe:o200k_base', exact: true });
+    const old = await run('count_tokens', { text: 'Hello world, hello tokens!', model: 'gpt-4' });
+    expect(old.body.output).to.include({ tokens: 6, method: 'bpe:cl100k_base', exact: true });
+    const unknown = await run('count_tokens', { text: 'Hello world, hello tokens!', model: 'claude-3-5-haiku' });
+    expect(unknown.body.output).to.include({ method: 'estimate:pretokenizer', exact: false });
     const p = await run('render_prompt', { template: 'Hi {{ name }}, you owe {{amount}}.', variables: { name: 'Ada', amount: 3 } });
     expect(p.body.output).to.include({ prompt: 'Hi Ada, you owe 3.' });
     expect(p.body.output.missing).to.deep.equal([]);
@@ -24,9 +28,12 @@ describe('llm kernel', () => {
     expect(strict.body.detail[0].msg).to.match(/without a value: b/);
     const loose = await run('render_prompt', { template: '{{a}} {{b}}', variables: { a: 1 }, strict: false });
     expect(loose.body.output).to.include({ prompt: '1 {{b}}' });
-    const cost = await run('estimate_cost', { model: 'gpt-4o', input_tokens: 1_000_000, output_tokens: 500_000 });
-    expect(cost.body.output).to.include({ input_cost_usd: 2.5, output_cost_usd: 5, total_cost_usd: 7.5 });
-    expect((await run('estimate_cost', { model: 'no-such-model', input_tokens: 1 })).status).to.equal(422);
+    const price = { input_per_million: 2.5, output_per_million: 10 };
+    const cost = await run('estimate_cost', { model: 'gpt-4o', price, input_tokens: 1_000_000, output_tokens: 500_000 });
+    expect(cost.body.output).to.include({ input_cost: 2.5, output_cost: 5, total_cost: 7.5, currency: 'USD', token_method: 'given' });
+    const fromPrompt = await run('estimate_cost', { model: 'gpt-4o', price, prompt: 'Hello world, hello tokens!' });
+    expect(fromPrompt.body.output).to.include({ input_tokens: 6, token_method: 'bpe:o200k_base' });
+    expect((await run('estimate_cost', { model: 'gpt-4o', input_tokens: 1 })).status).to.equal(422);
   });
 
   it('embeds by feature hashing and ranks by cosine similarity', async () => {

@@ -258,7 +258,8 @@ eachDatabase('workflows across a restart', (db) => {
       const member = (await t.userToken('member')).token;
       const def = (await t.request('POST', '/workflows', { token: member, body: { name: 'long', steps: [{ id: 'w', kernel: 'probe', task: 'wait', input: { ms: 30_000 } }] } })).body;
       const stopped = (await t.request('POST', `/workflows/${def.id}/run`, { token: member })).body.id;
-      await eventually(async () => (await t.request('GET', `/ops/workflows/${stopped}`, { token: member })).body.state === 'running', 5000, 'running');
+      // The step running too (the execution is stored running a moment before its step is).
+      await eventually(async () => (await t.request('GET', `/ops/workflows/${stopped}`, { token: member })).body.steps[0].state === 'running', 5000, 'running');
       // A host that died without stopping leaves its row running: simulate one.
       const crashed = crypto.randomUUID();
       const row = await t.host.services.db('workflow_executions').where({ id: stopped }).first();

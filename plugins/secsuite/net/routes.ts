@@ -139,8 +139,10 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         } else next = sortPolicies((await drafts(services.db, t)).map(strip));
         const diff = diffPolicies(active?.policies ?? [], next);
         if (active && !diff.added.length && !diff.removed.length && !diff.changed.length) throw new StateConflict('applied', [], `Version ${active.version} already holds these policies`);
-        const version = (active ? Number((await services.db('netsec_policy_sets').where({ tenant_id: t }).max({ v: 'version' }).first())?.v) : 0) + 1;
+        let version = 0;
+        // The version is taken inside the transaction; two applies at once: the second is a 409.
         await services.db.transaction(async (trx) => {
+          version = Number((await trx('netsec_policy_sets').where({ tenant_id: t }).max({ v: 'version' }).first())?.v ?? 0) + 1;
           await trx('netsec_policy_sets').where({ tenant_id: t, active: true }).update({ active: false });
           await trx('netsec_policy_sets').insert({ id: crypto.randomUUID(), tenant_id: t, version, active: true, policies: JSON.stringify(next), diff: JSON.stringify(diff), applied_by: caller!.id, created_at: now });
           if (body.rollback_to) {
