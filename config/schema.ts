@@ -459,7 +459,7 @@ function mergePlans(v: unknown): unknown {
   const out: Record<string, unknown> = structuredClone(DEFAULT_PLANS);
   for (const [k, p] of Object.entries(v)) {
     const base = out[k];
-    out[k] = base && p && typeof p === 'object' && !Array.isArray(p) ? { ...(base as object), ...p } : p;
+    out[k] = base && p && typeof p === 'object' && !Array.isArray(p) ? { ...(base), ...p } : p;
   }
   return out;
 }

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { type Db, type Migration } from './db';
 import { z } from 'zod';
 import type { EventBus } from './events';
+import { afterCursor, encodeCursor } from './pagination';
 
 /** One control action, manual or automated, as the actions history shows it. */
 export interface ActionRecord {
@@ -117,25 +118,10 @@ export class ActionLog {
     }
     if (filter.since) q.where('created_at', '>=', filter.since);
     if (filter.until) q.where('created_at', '<', filter.until);
-    if (filter.cursor) {
-      const [at, id] = decodeCursor(filter.cursor);
-      q.where((w) => w.where('created_at', '<', at).orWhere((x) => x.where('created_at', at).andWhere('id', '<', id)));
-    }
+    afterCursor(q, filter.cursor);
     const rows = await q.limit(filter.limit + 1);
     const page = rows.slice(0, filter.limit).map((r) => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }));
     const last = page[page.length - 1];
     return { actions: page, next_cursor: rows.length > filter.limit && last ? encodeCursor(last.created_at, last.id) : null };
   }
-}
-
-export function encodeCursor(...parts: string[]): string {
-  return Buffer.from(parts.join('|'), 'utf8').toString('base64url');
-}
-
-/** Decodes a cursor made by encodeCursor; a malformed one throws (callers answer 422). */
-export function decodeCursor(cursor: string): string[] {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const parts = text.split('|');
-  if (parts.length < 2 || parts.some((p) => !p)) throw new Error('malformed cursor');
-  return parts;
 }

@@ -81,7 +81,7 @@ export async function migrate(db: Knex, owners: Array<{ owner: string; migration
   const source: Knex.MigrationSource<(typeof list)[number]> = {
     getMigrations: async () => list,
     getMigrationName: (m) => m.name,
-    getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => undefined) }),
+    getMigration: async (m) => ({ up: (k: Knex) => m.up(k), down: (k: Knex) => (m.down ? m.down(k) : Promise.resolve()) }),
   };
   await db.migrate.latest({ migrationSource: source, tableName: 'schema_migrations', disableMigrationsListValidation: true });
   await recordChecksums(db, list);
@@ -165,7 +165,7 @@ export async function insertRows<T extends object>(db: Knex, table: string, colu
   for (let i = 0; i < rows.length; i += perChunk) {
     const chunk = rows.slice(i, i + perChunk);
     const bindings: unknown[] = [table, ...columns];
-    for (const row of chunk) for (const c of columns) bindings.push((row[c] as unknown) ?? null);
+    for (const row of chunk) for (const c of columns) bindings.push((row[c]) ?? null);
     await db.raw(head + Array(chunk.length).fill(tuple).join(', '), bindings as Knex.RawBinding[]);
   }
 }

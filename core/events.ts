@@ -22,7 +22,7 @@ export class EventBus {
 
   publish<T extends Record<string, unknown>>(type: string, data: T): BusEvent<T> {
     const event = { type, timestamp: new Date().toISOString(), data };
-    this.deliver(event as BusEvent);
+    this.deliver(event);
     return event;
   }
 

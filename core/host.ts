@@ -195,7 +195,11 @@ export class Host {
     await revocations.start();
     this.onStop(() => revocations.stop());
     auth.addClaimsCheck(revocations.check);
-    const limits = new RateLimiter(this.config, async (id) => ((await db('tenants').where({ id }).first('plan')) as { plan?: string } | undefined)?.plan ?? null, this.log);
+    const planOf = async (id: string) => {
+      const row: { plan?: string } | undefined = await db('tenants').where({ id }).first('plan');
+      return row?.plan ?? null;
+    };
+    const limits = new RateLimiter(this.config, planOf, this.log);
     this.onStop(() => limits.close());
     pipeline.before.push(limits.hook);
     limits.onRefuse = (r) => events.publish('security.rate_limited', r);

@@ -134,7 +134,7 @@ function checkRoutes(p: PluginDef, seen: Map<string, string>): void {
     const inPath = [...r.fullPath.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
     const declared = r.params ? paramNames(r.params) : [];
     if (declared && declared.join() !== inPath.join()) {
-      throw new BootError(`${where}: params schema [${declared}] does not match the path parameters [${inPath}]`);
+      throw new BootError(`${where}: params schema [${declared.join(',')}] does not match the path parameters [${inPath.join(',')}]`);
     }
     const key = routeKey(r.method, r.fullPath);
     const owner = seen.get(key);

@@ -30,32 +30,52 @@ function parameters(route: RouteDef): Json[] {
 }
 
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Malformed request',
+  400: 'Malformed request (JSON, path encoding, or a rule of the operation)',
   401: 'Missing or invalid credentials',
-  403: 'The caller lacks the role this needs',
-  404: 'Not found',
+  403: 'The caller lacks the role or plan feature this needs',
+  404: 'Not found (or another tenant\'s)',
   409: 'The current state forbids this',
   413: 'Request body too large',
+  415: 'Unsupported content encoding',
   422: 'Validation error',
-  429: 'Rate limited',
-  503: 'Unavailable',
+  429: 'Rate limited (see Retry-After)',
+  502: 'An outside system failed',
+  503: 'Unavailable or not configured',
+  504: 'An outside system or a task timed out',
 };
 
-function operation(route: RouteDef, tag: string): Json {
-  const responses: Json = {};
-  const status = String(route.status ?? 200);
-  responses[status] = route.produces
-    ? { description: 'Success', content: { [route.produces]: { schema: { type: 'string' } } } }
-    : { description: 'Success', content: { 'application/json': { schema: route.response ? jsonSchema(route.response, 'output') : {} } } };
+/**
+ * The error statuses of a route: those it declares, plus those the pipeline itself answers
+ * (credentials and roles, validation, the body reader, path parameters, limits).
+ */
+export function errorStatuses(route: RouteDef): number[] {
   const errors = new Set(route.errors ?? []);
   if (route.params || route.query || route.body) errors.add(422);
-  if (route.access !== 'public') errors.add(401);
+  if (route.body) [400, 413, 415].forEach((s) => errors.add(s));
+  // A path parameter names an object: malformed encoding is a 400, an unknown (or another
+  // tenant's) object a 404.
+  if (route.fullPath!.includes('{')) [400, 404].forEach((s) => errors.add(s));
+  if (route.access !== 'public') [401, 429].forEach((s) => errors.add(s));
+  if (route.limitByAddress) errors.add(429);
   if (route.access !== 'public' && route.access !== 'authenticated') errors.add(403);
-  if (route.access !== 'public') errors.add(429);
-  for (const code of [...errors].sort()) {
+  if (route.feature) errors.add(403);
+  return [...errors].sort((a, b) => a - b);
+}
+
+function success(route: RouteDef): Json {
+  const status = route.status ?? 200;
+  if (status === 204) return { description: 'Done; no content' };
+  if (route.produces) return { description: 'Success', content: { [route.produces]: { schema: { type: 'string' } } } };
+  // A route without a response schema shows an empty one; test/core/openapi.test.ts refuses it.
+  return { description: 'Success', content: { 'application/json': { schema: route.response ? jsonSchema(route.response, 'output') : {} } } };
+}
+
+function operation(route: RouteDef, tag: string): Json {
+  const responses: Json = { [String(route.status ?? 200)]: success(route) };
+  for (const code of errorStatuses(route)) {
     responses[String(code)] = {
       description: ERROR_TEXT[code] ?? 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: code === 422 ? '#/components/schemas/ValidationError' : '#/components/schemas/Error' } } },
     };
   }
   const op: Json = {
@@ -69,7 +89,8 @@ function operation(route: RouteDef, tag: string): Json {
   // Who may call it, for clients and for the isolation attack simulation (BFLA attempts).
   op['x-access'] = route.access;
   if (route.feature) op['x-feature'] = route.feature;
-  if (route.access !== 'public') op.security = [{ bearer: [] }];
+  // Public operations say so explicitly: no security requirement.
+  op.security = route.access === 'public' ? [] : [{ bearer: [] }];
   if (route.body) {
     const type = route.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
     op.requestBody = { required: true, content: { [type]: { schema: jsonSchema(route.body, 'input') } } };
@@ -105,6 +126,36 @@ function taskOperations(generic: RouteDef, kernels: KernelTasks[]): Record<strin
   return out;
 }
 
+const issue = {
+  type: 'object',
+  required: ['loc', 'msg', 'type'],
+  properties: {
+    loc: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+    msg: { type: 'string' },
+    type: { type: 'string' },
+  },
+};
+
+/** Every error body: `detail` and a stable `code`; some add fields (state, allowed_actions, config_key). */
+const errorSchema = {
+  type: 'object',
+  required: ['detail', 'code'],
+  properties: {
+    detail: { oneOf: [{ type: 'string' }, { type: 'object' }] },
+    code: { type: 'string', description: 'Stable UPPER_SNAKE code, e.g. NOT_FOUND, INVALID_STATE, NOT_CONFIGURED' },
+    state: { type: 'string', description: 'INVALID_STATE: the current state' },
+    allowed_actions: { type: 'array', items: { type: 'string' }, description: 'INVALID_STATE: what the state allows' },
+    config_key: { type: 'string', description: 'NOT_CONFIGURED: the key to set' },
+  },
+};
+
+/** A 422 body: FastAPI's list of issues. */
+const validationErrorSchema = {
+  type: 'object',
+  required: ['detail', 'code'],
+  properties: { detail: { type: 'array', items: issue }, code: { type: 'string', description: 'VALIDATION_ERROR unless the operation names another' } },
+};
+
 /** The OpenAPI 3.1 document of the routes the host serves (and, with the task route, of each kernel task). */
 export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: string, kernels: KernelTasks[] = []): Json {
   const paths: Record<string, Json> = {};
@@ -127,32 +178,7 @@ export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: 
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: {
-        Error: {
-          type: 'object',
-          required: ['detail'],
-          properties: {
-            detail: {
-              oneOf: [
-                { type: 'string' },
-                {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['loc', 'msg', 'type'],
-                    properties: {
-                      loc: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
-                      msg: { type: 'string' },
-                      type: { type: 'string' },
-                    },
-                  },
-                },
-                { type: 'object' },
-              ],
-            },
-          },
-        },
-      },
+      schemas: { Error: errorSchema, ValidationError: validationErrorSchema },
     },
   };
 }

@@ -51,7 +51,7 @@ export function provide<T, D extends Deps>(
     stop?: (service: T) => Promise<void> | void;
   },
 ): ServiceProvider<T> {
-  return { ref, ...spec } as ServiceProvider<T>;
+  return { ref, ...spec };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ export type RouteMaker<S> = <
 ) => RouteDef<S>;
 
 /** The route maker; typed by the caller (`RouteMaker<S>`), it only returns its argument. */
-const route: RouteMaker<any> = (spec) => spec as unknown as RouteDef;
+const route: RouteMaker<any> = (spec) => spec;
 
 // ---------------------------------------------------------------------------------------
 // Sockets
@@ -148,8 +148,8 @@ export interface PluginSpec<D extends Deps> {
   routes: (route: RouteMaker<Resolved<D>>) => RouteDef<Resolved<D>>[];
   sockets?: SocketDef<Resolved<D>>[];
   migrations?: Migration[];
-  start?(deps: Resolved<D>): Promise<void> | void;
-  stop?(deps: Resolved<D>): Promise<void> | void;
+  start?: (deps: Resolved<D>) => Promise<void> | void;
+  stop?: (deps: Resolved<D>) => Promise<void> | void;
 }
 
 /** A checked plugin definition as the host loads it. */

@@ -123,7 +123,7 @@ export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifes
     __crash: async () => process.exit(1),
   };
   for (const name of Object.keys(manifest.tasks)) {
-    const def = manifest.tasks[name]!;
+    const def = manifest.tasks[name];
     const handler = impl[name as keyof T] as (input: unknown, ctx: TaskContext) => unknown;
     if (typeof handler !== 'function') throw new Error(`kernel "${manifest.domain}": no handler for task "${name}"`);
     out[name] = async (env: TaskEnvelope): Promise<TaskResult> => {

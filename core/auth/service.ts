@@ -202,12 +202,13 @@ export class AuthService {
       return callerOf(known);
     }
     return new Promise((resolve, reject) => {
+      const fail = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));
       const run = this.passport.authenticate('jwt', { session: false }, (err: unknown, user: Caller | false, info: unknown) => {
-        if (err) return reject(err);
+        if (err) return fail(err);
         if (!user) return reject(new Unauthorized(describeInfo(info)));
         resolve(user);
       });
-      run(req, undefined, reject);
+      run(req, undefined, fail);
     });
   }
 

@@ -138,5 +138,5 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
       onError(err, req, res);
     }
   };
-  return Object.assign(listener, { IncomingMessage: ApiRequest, ServerResponse: ApiResponse as typeof ServerResponse, routeCache: () => table.remembered });
+  return Object.assign(listener, { IncomingMessage: ApiRequest, ServerResponse: ApiResponse, routeCache: () => table.remembered });
 }

@@ -109,7 +109,8 @@ export class Hub {
     ws.on('pong', () => (client.alive = true));
     ws.on('close', () => this.clients.delete(client));
     ws.on('error', () => this.clients.delete(client));
-    ws.on('message', (raw, isBinary) => this.onMessage(client, isBinary ? null : raw.toString()));
+    // ws hands a Buffer to message listeners (its default binaryType, 'nodebuffer').
+    ws.on('message', (raw, isBinary) => this.onMessage(client, isBinary ? null : (raw as Buffer).toString('utf8')));
     this.sendTo(client, JSON.stringify({ type: 'snapshot', timestamp: new Date().toISOString(), data: this.snapshot() }));
   }
 

@@ -10,7 +10,7 @@ type NodeAction = 'pause' | 'resume' | 'drain';
 export function refusal(action: NodeAction | 'complete' | 'abort', state: NodeState, id: string, busy = false): string | null {
   if (busy) return `Node ${id} is terminating its threads; try again in a moment`;
   const allowed: Record<string, NodeState[]> = { pause: ['active'], resume: ['paused', 'drained'], drain: ['active', 'paused'], complete: ['draining'], abort: ['draining'] };
-  if (allowed[action]!.includes(state)) return null;
+  if (allowed[action].includes(state)) return null;
   const why: Record<string, Partial<Record<NodeState, string>>> = {
     pause: { paused: 'is already paused', draining: 'is draining; abort the drain first', drained: 'is drained; resume it to start fresh threads' },
     resume: { active: 'is already active', draining: 'is draining; use drain/abort to return it to active' },
@@ -18,7 +18,7 @@ export function refusal(action: NodeAction | 'complete' | 'abort', state: NodeSt
     complete: { active: 'has no drain in progress (active)', paused: 'has no drain in progress (paused)', drained: 'is already drained' },
     abort: { active: 'has no drain in progress (active)', paused: 'has no drain in progress (paused)', drained: 'is already drained; resume it instead' },
   };
-  return `Node ${id} ${why[action]![state]}`;
+  return `Node ${id} ${why[action][state]}`;
 }
 
 /** Node and kernel control (DESIGN §5): every action is recorded and emitted as events. */

@@ -44,7 +44,7 @@ export function nodeHealth(node: MeshNode, slo: { latency_p95_ms: number; error_
     if (rate >= cfg.health.errorRateUnhealthy) reasons.push(['unhealthy', `error rate ${pct(rate)} of ${recent.length} tasks in ${cfg.health.windowSeconds} s`]);
     else if (rate > slo.error_rate) reasons.push(['degraded', `error rate ${pct(rate)} above the SLO of ${pct(slo.error_rate)}`]);
     const ms = recent.map((s) => s.ms).sort((a, b) => a - b);
-    const p95 = ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.95) - 1)]!;
+    const p95 = ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.95) - 1)];
     if (p95 > slo.latency_p95_ms) reasons.push(['degraded', `latency p95 ${Math.round(p95)} ms above the SLO of ${slo.latency_p95_ms} ms`]);
   }
   if (reasons.length === 0) {
@@ -52,7 +52,7 @@ export function nodeHealth(node: MeshNode, slo: { latency_p95_ms: number; error_
     return { health: 'healthy', reason: `${beating} thread(s) beating` };
   }
   reasons.sort((a, b) => rank[b[0]] - rank[a[0]]);
-  return { health: reasons[0]![0], reason: reasons.map((r) => r[1]).join('; ') };
+  return { health: reasons[0][0], reason: reasons.map((r) => r[1]).join('; ') };
 }
 
 /**

@@ -71,7 +71,7 @@ export class Kernel {
       } else if (n.load === bestLoad) best.push(n);
     }
     if (best.length === 0) return null;
-    return best[this.turn++ % best.length]!;
+    return best[this.turn++ % best.length];
   }
 
   /** Waits up to `ms` for an eligible node (a node resumed, capacity freed). */
@@ -105,7 +105,7 @@ export class Kernel {
   state(): KernelState {
     const s = this.nodes.map((n) => n.state);
     if (s.length === 0) return 'drained';
-    if (s.every((x) => x === s[0])) return s[0]!;
+    if (s.every((x) => x === s[0])) return s[0];
     if (s.includes('active')) return 'active';
     if (s.includes('draining')) return 'draining';
     if (s.includes('paused')) return 'paused';

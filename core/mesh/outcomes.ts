@@ -26,7 +26,7 @@ export async function outcomeCounts(db: Db, f: WindowFilter): Promise<{ tasks: n
 
 /** Tasks and failed tasks of the window per node. */
 export async function outcomeCountsByNode(db: Db, f: WindowFilter): Promise<Map<string, { tasks: number; failed: number }>> {
-  const rows = (await base(db, f).select('node_id', db.raw('count(*) as n'), db.raw(`${FAILED} as failed`)).groupBy('node_id')) as Array<{ node_id: string; n: unknown; failed: unknown }>;
+  const rows: Array<{ node_id: string; n: unknown; failed: unknown }> = await base(db, f).select('node_id', db.raw('count(*) as n'), db.raw(`${FAILED} as failed`)).groupBy('node_id');
   return new Map(rows.map((r) => [r.node_id, { tasks: Number(r.n), failed: Number(r.failed) }]));
 }
 

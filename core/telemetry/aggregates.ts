@@ -41,7 +41,7 @@ export async function aggregate(
   valueColumn: 'duration_ms' | 'value',
 ): Promise<Array<{ key: Record<string, string | null>; figures: Row; percentiles: Percentiles }>> {
   const map = GROUP_COLUMNS[type] as Record<string, string>;
-  const cols = groups.map((g) => map[g]!);
+  const cols = groups.map((g) => map[g]);
   const aliases = groups.map((_, i) => `g${i}`);
   const select = cols.map((c, i) => `${c} AS ${aliases[i]}`);
   const where = 'tenant_id = ? AND type = ? AND ts >= ? AND ts < ?';
@@ -67,13 +67,13 @@ export async function aggregate(
     const v = new Float64Array(parts.length);
     for (let i = 0; i < parts.length; i++) v[i] = Number(parts[i]);
     v.sort();
-    const at = (p: number) => round(v[Math.max(0, Math.ceil((v.length * p) / 100) - 1)]!);
+    const at = (p: number) => round(v[Math.max(0, Math.ceil((v.length * p) / 100) - 1)]);
     return { p50: at(50), p95: at(95), p99: at(99) };
   };
 
   return rows
     .map((r) => {
-      const keyValues = aliases.map((a) => (r[a] === null || r[a] === undefined ? null : String(r[a])));
+      const keyValues = aliases.map((a) => (r[a] === null || r[a] === undefined ? null : String(r[a] as string | number)));
       const figures: Row = { count: num(r.n) };
       for (const alias of Object.keys(sums)) figures[alias] = numOrNull(r[alias]);
       return {

@@ -157,7 +157,7 @@ export function uuidv7(ms = Date.now()): string {
   }
   // 76 random bits: 3 hex digits after the version, 2 bits under the variant, 62 after.
   const h = randomHex(10);
-  return `${timePart}${h.slice(1, 4)}-${VARIANT[parseInt(h[4]!, 16) & 3]}${h.slice(5, 8)}-${h.slice(8, 20)}`;
+  return `${timePart}${h.slice(1, 4)}-${VARIANT[parseInt(h[4], 16) & 3]}${h.slice(5, 8)}-${h.slice(8, 20)}`;
 }
 let lastMs = -1;
 let timePart = '';

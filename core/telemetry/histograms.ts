@@ -77,7 +77,7 @@ export class KeyedHistogram {
     let hi = b.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (value <= b[mid]!) hi = mid;
+      if (value <= b[mid]) hi = mid;
       else lo = mid + 1;
     }
     s.counts[lo]!++;

@@ -45,6 +45,7 @@ export function createTelemetry(config: Config, db: Db, pipeline: Pipeline, vers
     ingest: (type, tenantId, body) => ingest(store, recorder, config.telemetry.maxBatch, type, tenantId, body),
   };
 }
-export { scopeTenant, window } from './scope';
+export { checkedWindow, scopeTenant, window, windowQuery } from './scope';
+export { windowMetrics } from './window-metrics';
 export { traceTree, traceSchema } from './trace';
 export * from './views';

@@ -43,9 +43,9 @@ export async function ingest(
   const isBatch = typeof body === 'object' && body !== null && !Array.isArray(body) && 'events' in body;
   let events: unknown[];
   if (isBatch) {
-    const list = (body as { events: unknown }).events;
+    const list = (body).events;
     if (!Array.isArray(list)) throw new Unprocessable([{ loc: ['body', 'events'], msg: 'Input should be a list of events', type: 'list_type' }]);
-    if (Object.keys(body as object).length > 1) throw new Unprocessable([{ loc: ['body'], msg: 'A batch holds only "events"', type: 'extra_forbidden' }]);
+    if (Object.keys(body).length > 1) throw new Unprocessable([{ loc: ['body'], msg: 'A batch holds only "events"', type: 'extra_forbidden' }]);
     if (list.length === 0) throw new Unprocessable([{ loc: ['body', 'events'], msg: 'A batch holds at least one event', type: 'too_short' }]);
     if (list.length > maxBatch) throw new PayloadTooLarge(`A batch holds at most ${maxBatch} events; this one has ${list.length}`);
     events = list;

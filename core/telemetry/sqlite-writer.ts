@@ -96,13 +96,13 @@ export class SqliteWriter {
         part.rejected += b.rejected;
         part.duplicates += b.duplicatesInBatch;
         if (!b.given.length) {
-          for (const id of b.ids) inserted[g]!.add(id);
+          for (const id of b.ids) inserted[g].add(id);
           if (b.ids.length) part.pieces.push(b.text);
         } else {
           const given = new Set(b.given);
           const kept: string[] = [];
           for (let i = 0; i < b.ids.length; i++) {
-            if (given.has(b.ids[i]!)) {
+            if (given.has(b.ids[i])) {
               const key = `${b.tenantId}\u0000${b.ids[i]}`;
               if (stored.has(key) || claimed.has(key)) {
                 part.duplicates++;
@@ -110,13 +110,13 @@ export class SqliteWriter {
               }
               claimed.add(key);
             }
-            inserted[g]!.add(b.ids[i]!);
-            kept.push(b.json[i]!);
+            inserted[g].add(b.ids[i]);
+            kept.push(b.json[i]);
           }
           if (kept.length) part.pieces.push(sqlRows(kept));
         }
-        part.rows += inserted[g]!.size;
-        added += inserted[g]!.size;
+        part.rows += inserted[g].size;
+        added += inserted[g].size;
       });
       const now = quote(nowIso());
       let script = 'BEGIN IMMEDIATE;';
@@ -157,7 +157,7 @@ function all<T>(conn: RawSqlite, sql: string, params: unknown[] = []): Promise<T
 
 async function versionEach(conn: RawSqlite): Promise<string> {
   const [row] = await all<{ v: string }>(conn, 'SELECT sqlite_version() AS v');
-  const [major, minor] = row!.v.split('.').map(Number) as [number, number];
+  const [major, minor] = row.v.split('.').map(Number) as [number, number];
   return major > 3 || (major === 3 && minor >= 51) ? 'jsonb_each' : 'json_each';
 }
 

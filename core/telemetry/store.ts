@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isPostgres, nowIso, type Db, type Migration } from '../db';
 import { READ_COLUMNS, ROW_COLUMNS, type EventRow, type EventType } from './events';
-import { decodeCursor, encodeCursor } from '../actions';
+import { afterCursor, encodeCursor } from '../pagination';
 import { Slices } from './slices';
 import { SqliteWriter, sqlRows } from './sqlite-writer';
 import { migrateSqliteHotAppend, migrateSqliteTraceIndex, traceRowsClause, TRACE_KEY_SQL } from './trace-index';
@@ -180,7 +180,7 @@ export class EventStore {
     const slices = new Slices();
     for (let i = 0; i < rows.length; i++) {
       if ((i & 31) === 31 && slices.due()) await slices.pause();
-      json[i] = rowJson(rows[i]!, this.pg);
+      json[i] = rowJson(rows[i], this.pg);
     }
     const text = this.pg ? '' : sqlRows(json);
     return new Promise((resolve, reject) => {
@@ -196,21 +196,21 @@ export class EventStore {
         // PostgreSQL takes concurrent writers: there every batch keeps its own transaction.
         let take = 1;
         if (!this.pg) {
-          for (let rows = this.queue[0]!.rows.length; take < this.queue.length && rows + this.queue[take]!.rows.length <= GROUP_ROWS; take++) {
-            rows += this.queue[take]!.rows.length;
+          for (let rows = this.queue[0].rows.length; take < this.queue.length && rows + this.queue[take].rows.length <= GROUP_ROWS; take++) {
+            rows += this.queue[take].rows.length;
           }
         }
         const group = this.queue.splice(0, take);
         if (this.pg) {
           // Not awaited: the next batch starts on another pooled connection.
-          this.commit(group).catch((err) => group[0]!.reject(err));
+          this.commit(group).catch((err) => group[0].reject(err));
           continue;
         }
         try {
           await this.commit(group);
         } catch (err) {
           // One failed batch must not fail the others it was grouped with: each alone again.
-          if (group.length === 1) group[0]!.reject(err);
+          if (group.length === 1) group[0].reject(err);
           else for (const p of group) await this.commit([p]).catch((e) => p.reject(e));
         }
       }
@@ -226,7 +226,7 @@ export class EventStore {
       : await this.commitPg(group);
     // Answered on the next turn of the event loop: the drain loop first hands the next group
     // to the database, so that the callers' own work (recording, answering) runs alongside it.
-    setImmediate(() => group.forEach((p, g) => p.resolve(inserted[g]!)));
+    setImmediate(() => group.forEach((p, g) => p.resolve(inserted[g])));
   }
 
   /** PostgreSQL: one transaction, the inserted ids from RETURNING. */
@@ -238,9 +238,9 @@ export class EventStore {
     let parts: string[] = [];
     group.forEach((p, g) => {
       for (let i = 0; i < p.rows.length; i++) {
-        const key = `${p.tenantId}\u0000${p.rows[i]!.id}`;
+        const key = `${p.tenantId}\u0000${p.rows[i].id}`;
         if (!owner.has(key)) owner.set(key, g);
-        parts.push(p.json[i]!);
+        parts.push(p.json[i]);
         if (parts.length === CHUNK) {
           chunks.push(`[${parts.join(',')}]`);
           parts = [];
@@ -255,14 +255,14 @@ export class EventStore {
       for (const chunk of chunks) {
         const res = await trx.raw(PG_INSERT, [chunk]);
         const rows = res.rows as Array<{ tenant_id: string; id: string }>;
-        for (const o of rows) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!]!.add(o.id);
+        for (const o of rows) inserted[owner.get(`${o.tenant_id}\u0000${o.id}`)!].add(o.id);
       }
       group.forEach((p, g) => {
         const key = `${p.tenantId}\u0000${p.type}`;
         let s = stats.get(key);
         if (!s) stats.set(key, (s = { tenantId: p.tenantId, type: p.type, accepted: 0, duplicates: 0, rejected: 0, batches: 0 }));
-        s.accepted += inserted[g]!.size;
-        s.duplicates += p.rows.length - inserted[g]!.size + p.duplicatesInBatch;
+        s.accepted += inserted[g].size;
+        s.duplicates += p.rows.length - inserted[g].size + p.duplicatesInBatch;
         s.rejected += p.rejected;
         s.batches++;
       });
@@ -286,10 +286,7 @@ export class EventStore {
     if (f.model) q.where('model', f.model);
     if (f.kernel) q.where('kernel', f.kernel);
     if (f.status) q.where('status', f.status);
-    if (f.cursor) {
-      const [ts, id] = decodeCursor(f.cursor);
-      q.where((w) => w.where('ts', '<', ts).orWhere((x) => x.where('ts', ts).andWhere('id', '<', id)));
-    }
+    afterCursor(q, f.cursor, 'ts');
     const rows = await q.limit(f.limit + 1);
     const page = rows.slice(0, f.limit);
     const last = page[page.length - 1];

@@ -59,7 +59,7 @@ function check(rule: Rule, v: unknown): [string, string] | null {
       return null;
     case 'hex':
       if (v === null && rule.nullable) return null;
-      if (typeof v !== 'string' || !HEX[rule.len]!.test(v)) return ['string_pattern_mismatch', `Should be ${rule.len} hex characters`];
+      if (typeof v !== 'string' || !HEX[rule.len].test(v)) return ['string_pattern_mismatch', `Should be ${rule.len} hex characters`];
       if (ZEROS.test(v)) return ['value_error', 'Must not be all zeros'];
       return null;
     case 'int':
@@ -131,7 +131,7 @@ export function validate(spec: Spec, keys: string[], input: unknown, loc: Array<
   }
   const defaults: Array<[string, unknown]> = [];
   for (const k of keys) {
-    const f = spec[k]!;
+    const f = spec[k];
     if (obj[k] !== undefined) continue;
     if (f.required) add(k, 'missing', 'Field required');
     else if (f.default !== undefined) defaults.push([k, f.default]);
@@ -140,4 +140,61 @@ export function validate(spec: Spec, keys: string[], input: unknown, loc: Array<
   // The input is the request's own parsed JSON, so defaults are filled in place.
   for (const [k, v] of defaults) obj[k] = v;
   return { value: obj, issues: [] };
+}
+
+type Json = Record<string, unknown>;
+
+/** The JSON Schema of one rule: what `check` accepts, for the OpenAPI document. */
+function ruleSchema(rule: Rule): Json {
+  switch (rule.t) {
+    case 'str':
+      return { type: 'string', minLength: rule.min, maxLength: rule.max, ...(rule.re ? { pattern: rule.re.source } : {}) };
+    case 'hex':
+      return { type: rule.nullable ? ['string', 'null'] : 'string', pattern: `^[0-9a-fA-F]{${rule.len}}$`, description: 'hex, not all zeros' };
+    case 'int':
+      return { type: 'integer', minimum: rule.min, maximum: rule.max };
+    case 'num':
+      return { type: 'number', minimum: rule.min, maximum: rule.max };
+    case 'bool':
+      return { type: 'boolean' };
+    case 'enum':
+      return { type: 'string', enum: [...rule.values] };
+    case 'iso':
+      return { type: 'string', format: 'date-time', description: 'with a zone (Z or ±hh:mm), from 2000-01-01 to one day from now' };
+    case 'strs':
+      return { type: 'array', maxItems: rule.maxItems, items: { type: 'string', minLength: 1, maxLength: rule.maxLen } };
+    case 'attrs': {
+      const scalar = [{ type: 'number' }, { type: 'boolean' }];
+      return {
+        type: 'object',
+        maxProperties: MAX_ATTRS,
+        propertyNames: { maxLength: 128 },
+        additionalProperties: {
+          anyOf: [
+            { type: 'string', maxLength: 4096 },
+            ...scalar,
+            { type: 'array', maxItems: 64, items: { anyOf: [{ type: 'string', maxLength: 1024 }, ...scalar] } },
+          ],
+        },
+      };
+    }
+  }
+}
+
+/** An optional field sent as null counts as left out, so the schema admits null too. */
+function orNull(s: Json): Json {
+  if (Array.isArray(s.type)) return s;
+  return { ...s, type: [s.type, 'null'], ...(Array.isArray(s.enum) ? { enum: [...(s.enum as unknown[]), null] } : {}) };
+}
+
+/** The JSON Schema of a spec, generated from the same rule table `validate` checks. */
+export function specSchema(spec: Spec): Json {
+  const properties: Json = {};
+  const required: string[] = [];
+  for (const [name, field] of Object.entries(spec)) {
+    const s = ruleSchema(field.rule);
+    if (field.required) required.push(name);
+    properties[name] = field.required ? s : { ...orNull(s), ...(field.default !== undefined ? { default: field.default } : {}) };
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
 }

@@ -26,6 +26,6 @@ export function embed(text: string, dims: number): number[] {
 
 export function cosine(a: number[], b: number[]): number {
   let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
+  for (let i = 0; i < a.length; i++) dot += a[i] * b[i];
   return dot; // both are unit vectors (or zero)
 }

@@ -52,13 +52,13 @@ export function cholesky(m: number[][]): number[][] | null {
   const l = Array.from({ length: n }, () => new Array<number>(n).fill(0));
   for (let i = 0; i < n; i++) {
     for (let j = 0; j <= i; j++) {
-      let sum = m[i]![j]!;
-      for (let k = 0; k < j; k++) sum -= l[i]![k]! * l[j]![k]!;
+      let sum = m[i][j];
+      for (let k = 0; k < j; k++) sum -= l[i][k] * l[j][k];
       if (i === j) {
         if (sum <= 1e-12) return null;
-        l[i]![i] = Math.sqrt(sum);
+        l[i][i] = Math.sqrt(sum);
       } else {
-        l[i]![j] = sum / l[j]![j]!;
+        l[i][j] = sum / l[j][j];
       }
     }
   }
@@ -81,7 +81,7 @@ export function matchOrders(orders: Order[]) {
     const o = { ...incoming };
     const book = o.side === 'buy' ? asks : bids;
     while (o.quantity > 0 && book.length > 0) {
-      const best = book[0]!;
+      const best = book[0];
       const crosses = o.side === 'buy' ? o.price >= best.price : o.price <= best.price;
       if (!crosses) break;
       const q = Math.min(o.quantity, best.quantity);

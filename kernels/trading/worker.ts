@@ -45,12 +45,12 @@ export = serve(manifest, {
       for (let i = 0; i < n; i++) eps[i] = z();
       let total = 0;
       for (let i = 0; i < n; i++) {
-        let e = eps[i]!;
+        let e = eps[i];
         if (l) {
           e = 0;
-          for (let j = 0; j <= i; j++) e += l[i]![j]! * eps[j]!;
+          for (let j = 0; j <= i; j++) e += l[i][j] * eps[j];
         }
-        const p = positions[i]!;
+        const p = positions[i];
         // Geometric Brownian motion over the horizon.
         const r = Math.exp((p.mu - (p.sigma * p.sigma) / 2) * dt + p.sigma * Math.sqrt(dt) * e) - 1;
         total += p.value * r;
@@ -60,12 +60,12 @@ export = serve(manifest, {
     pnl.sort();
     const cut = Math.max(1, Math.floor((1 - confidence) * paths));
     let tail = 0;
-    for (let k = 0; k < cut; k++) tail += pnl[k]!;
+    for (let k = 0; k < cut; k++) tail += pnl[k];
     let mean = 0;
     for (const x of pnl) mean += x;
     mean /= paths;
     let sq = 0;
     for (const x of pnl) sq += (x - mean) ** 2;
-    return { value, var: -pnl[cut - 1]!, cvar: -tail / cut, expected_pnl: mean, pnl_stddev: Math.sqrt(sq / (paths - 1)), paths, confidence };
+    return { value, var: -pnl[cut - 1], cvar: -tail / cut, expected_pnl: mean, pnl_stddev: Math.sqrt(sq / (paths - 1)), paths, confidence };
   },
 });

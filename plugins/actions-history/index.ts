@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
-import { actionRecordSchema, decodeCursor } from '../../core/actions';
+import { actionRecordSchema } from '../../core/actions';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 import { roleAtLeast } from '../../core/roles';
@@ -36,13 +36,6 @@ export default definePlugin({
       response: z.object({ actions: z.array(action), next_cursor: z.string().nullable() }),
       errors: [422],
       handler: ({ query, caller, services }) => {
-        if (query.cursor) {
-          try {
-            decodeCursor(query.cursor);
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
-        }
         if (query.since && query.until && query.since >= query.until) throw invalid(['query', 'since'], 'since must be before until');
         const { target, ...rest } = query;
         return services.actions.list({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Conflict, invalid } from '../../core/errors';
+import { Conflict } from '../../core/errors';
+import { pageAtOffset } from '../../core/pagination';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
 import { DAY_MS, windowOf, type Deps } from './deps';
 import { choose, evidenceOf } from './evidence';
@@ -37,11 +38,9 @@ export function modelRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       errors: [422],
       handler: async ({ query, caller, services }) => {
         const all = await services.registry.all(caller!.tenantId, query);
-        // The registry is small (bounded to 1000 a tenant); the cursor is the offset.
-        const start = query.cursor ? Number(query.cursor) : 0;
-        if (!Number.isInteger(start) || start < 0) throw invalid(['query', 'cursor'], 'malformed cursor');
-        const models = all.slice(start, start + query.limit);
-        return { models, next_cursor: start + query.limit < all.length ? String(start + query.limit) : null };
+        // The registry is small (bounded to 1000 a tenant); the cursor holds the offset.
+        const page = pageAtOffset(all, query.limit, query.cursor);
+        return { models: page.items, next_cursor: page.next_cursor };
       },
     }),
     route({

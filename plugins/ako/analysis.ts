@@ -62,7 +62,7 @@ export async function measure(services: Pick<Services, 'db' | 'mesh' | 'actions'
       kernel_id: k.kernel_id,
       tasks: counts.tasks,
       failed: counts.failed,
-      queue_wait_p90_ms: wait ? r3(wait[0]!) : null,
+      queue_wait_p90_ms: wait ? r3(wait[0]) : null,
       mean_utilisation: active.length ? r3(active.reduce((a, n) => a + n.utilisation, 0) / active.length) : null,
       nodes,
     });
@@ -107,10 +107,10 @@ export function propose(k: KernelFigures, cfg: Config['ako']): Proposal[] {
   const idle = healthyActive.length > 0 && healthyActive.every((n) => n.utilisation <= cfg.utilisationLow) && !(k.queue_wait_p90_ms !== null && k.queue_wait_p90_ms >= cfg.queueWaitP90Ms);
   const low = { utilisationLow: cfg.utilisationLow, queueWaitP90Ms: cfg.queueWaitP90Ms };
   if (idle && healthyActive.length >= 2 && failing.length === 0) {
-    const last = [...healthyActive].sort((a, b) => Number(b.node_id.split('-').pop()) - Number(a.node_id.split('-').pop()))[0]!;
+    const last = [...healthyActive].sort((a, b) => Number(b.node_id.split('-').pop()) - Number(a.node_id.split('-').pop()))[0];
     out.push({ ...base, action: 'remove_node', target_type: 'node', target_id: last.node_id, params: {}, reason: `all ${healthyActive.length} active nodes at utilisation ≤ ${cfg.utilisationLow}`, evidence: { node: last, ...kernelEvidence }, thresholds: low });
-  } else if (idle && healthyActive.length === 1 && healthyActive[0]!.threads > 1) {
-    const n = healthyActive[0]!;
+  } else if (idle && healthyActive.length === 1 && healthyActive[0].threads > 1) {
+    const n = healthyActive[0];
     out.push({ ...base, action: 'set_threads', target_type: 'node', target_id: n.node_id, params: { threads: n.threads - 1 }, reason: `the only active node is at utilisation ${n.utilisation} ≤ ${cfg.utilisationLow} with ${n.threads} threads`, evidence: { node: n, ...kernelEvidence }, thresholds: low });
   }
   return out;

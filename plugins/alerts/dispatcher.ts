@@ -140,7 +140,7 @@ export class Dispatcher {
       const lib = url.protocol === 'https:' ? https : http;
       const req = lib.request(url, {
         method: 'POST',
-        lookup: safeLookup as never,
+        lookup: safeLookup,
         signal,
         timeout: this.cfg.timeoutMs,
         headers: {

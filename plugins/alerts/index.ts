@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { nowIso, type Db } from '../../core/db';
-import { invalid, NotFound, Unavailable } from '../../core/errors';
+import { nowIso } from '../../core/db';
+import { invalid, NotFound } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
 import { createServiceRef, definePlugin, provide } from '../../core/plugin';
 import { core, type Services } from '../../core/services';

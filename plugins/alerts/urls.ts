@@ -84,7 +84,7 @@ type LookupCb = (err: NodeJS.ErrnoException | null, address: string | dns.Lookup
 export function safeLookup(hostname: string, options: dns.LookupOptions, cb: LookupCb): void {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return cb(err, '');
-    const list = addresses as dns.LookupAddress[];
+    const list = addresses;
     const bad = list.find((a) => forbiddenAddress(a.address));
     if (bad) return cb(Object.assign(new Error(`${hostname} resolves to ${bad.address}, which webhooks may not reach`), { code: 'EFORBIDDEN' }), '');
     if (options.all) return cb(null, list);

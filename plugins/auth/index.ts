@@ -31,7 +31,8 @@ function loginBody(u: UserRow, t: IssuedTokens) {
 /** RFC 6749 §5.2 error response. */
 function oauthError(res: Response, status: number, error: string, detail: string, headers: Record<string, string> = {}): void {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers });
-  res.status(status).json({ error, detail });
+  // RFC 6749 §5.2 `error`, and the `{detail, code}` every error body of the API has.
+  res.status(status).json({ error, detail, code: error.toUpperCase() });
 }
 
 const RESET_ACCEPTED = 'If an account with this e-mail exists, a password reset message has been sent';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
-import { invalid, NotFound } from '../../core/errors';
+import { decodeCursor, encodeCursor } from '../../core/pagination';
+import { NotFound } from '../../core/errors';
 import { overall } from '../../core/health';
 import { health as meshHealth, incident, kernelId } from '../../core/mesh/schemas';
 import { definePlugin } from '../../core/plugin';
@@ -89,12 +89,8 @@ export default definePlugin({
         if (query.domain) services.mesh.kernel(query.domain);
         let after: [string, string] | undefined;
         if (query.cursor) {
-          try {
-            const [at, id] = decodeCursor(query.cursor);
-            after = [at!, id!];
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
+          const [at, id] = decodeCursor(query.cursor);
+          after = [at, id];
         }
         const rows = await services.mesh.incidents({ kernelId: query.domain, limit: query.limit + 1, since: query.since, after });
         const page = rows.slice(0, query.limit);

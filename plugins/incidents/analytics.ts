@@ -5,7 +5,7 @@ type Scope = ReturnType<typeof visible>;
 
 async function countBy(db: Db, scope: Scope, column: string): Promise<Record<string, number>> {
   const rows = await scoped(db('incidents'), scope).select(column).count({ n: '*' }).groupBy(column);
-  return Object.fromEntries(rows.map((r: Record<string, unknown>) => [String(r[column] ?? 'none'), Number(r.n)]));
+  return Object.fromEntries(rows.map((r: Record<string, unknown>) => [String((r[column] as string | null) ?? 'none'), Number(r.n)]));
 }
 
 /** Counts of the incidents the caller sees, by state, severity and domain (null domain: `none`). */

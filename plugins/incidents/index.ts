@@ -173,7 +173,7 @@ export default definePlugin({
           const latest = await store.get(current.id, scope);
           await store.note(latest, { kind: 'mitigation_applied_late', source: 'manual', actor: caller!.id, detail: { ...what, ...outcome } });
           await record(services, caller!, 'mitigate_incident', latest, 'succeeded', { ...what, state_unchanged: latest.state });
-          throw new Conflict(`${(err as Conflict).message}; the mitigation was carried out and is in the timeline`);
+          throw new Conflict(`${(err).message}; the mitigation was carried out and is in the timeline`);
         }
         await record(services, caller!, 'mitigate_incident', after, 'succeeded', what);
         return after;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
-import { invalid } from '../../core/errors';
 import { Cancel } from '../../core/mesh/cancel';
 import { kernelId, kernelView, meshStats } from '../../core/mesh/schemas';
+import { pageInMemory } from '../../core/pagination';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 
@@ -21,18 +20,8 @@ export default definePlugin({
       query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), cursor: z.string().max(200).optional() }),
       response: z.object({ kernels: z.array(kernelView), next_cursor: z.string().nullable() }),
       handler: ({ query, services }) => {
-        let all = services.mesh.kernels().sort((a, b) => a.id.localeCompare(b.id));
-        if (query.cursor) {
-          let after: string;
-          try {
-            after = decodeCursor(query.cursor)[1]!;
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
-          all = all.filter((k) => k.id > after);
-        }
-        const page = all.slice(0, query.limit);
-        return { kernels: page, next_cursor: all.length > query.limit ? encodeCursor('kernel', page[page.length - 1]!.id) : null };
+        const page = pageInMemory(services.mesh.kernels(), (k) => k.id, query.limit, query.cursor);
+        return { kernels: page.items, next_cursor: page.next_cursor };
       },
     }),
     route({

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../core/actions';
-import { invalid } from '../../core/errors';
 import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeState, nodeView } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
+import { pageInMemory } from '../../core/pagination';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
@@ -53,21 +52,11 @@ export default definePlugin({
       }),
       response: z.object({ nodes: z.array(nodeView), next_cursor: z.string().nullable() }),
       handler: ({ query, services }) => {
-        let all = services.mesh.nodes().filter((n) => (!query.kernel_id || n.kernel_id === query.kernel_id) && (!query.state || n.state === query.state) && (!query.health || n.health === query.health));
+        const all = services.mesh.nodes().filter((n) => (!query.kernel_id || n.kernel_id === query.kernel_id) && (!query.state || n.state === query.state) && (!query.health || n.health === query.health));
         // Node ids sort by kernel, then number.
-        const key = (id: string) => id.replace(/-(\d+)$/, (_, n: string) => `-${n.padStart(6, '0')}`);
-        all.sort((a, b) => key(a.id).localeCompare(key(b.id)));
-        if (query.cursor) {
-          let after: string;
-          try {
-            after = decodeCursor(query.cursor)[1]!;
-          } catch {
-            throw invalid(['query', 'cursor'], 'malformed cursor');
-          }
-          all = all.filter((n) => key(n.id) > key(after));
-        }
-        const page = all.slice(0, query.limit);
-        return { nodes: page, next_cursor: all.length > query.limit ? encodeCursor('node', page[page.length - 1]!.id) : null };
+        const key = (n: { id: string }) => n.id.replace(/-(\d+)$/, (_, i: string) => `-${i.padStart(6, '0')}`);
+        const page = pageInMemory(all, key, query.limit, query.cursor);
+        return { nodes: page.items, next_cursor: page.next_cursor };
       },
     }),
     route({

@@ -7,7 +7,6 @@ import { Conflict, Forbidden, NotFound, Unauthorized } from '../../core/errors';
 import type { RouteMaker } from '../../core/plugin';
 import type { Deps } from './deps';
 import type { Caller } from '../../core/roles';
-import type { Services } from '../../core/services';
 import { scopeTenant } from '../../core/telemetry';
 
 // Ingest keys: long-lived credentials for pipelines (which are not users). A key belongs to

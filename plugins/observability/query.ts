@@ -1,31 +1,10 @@
 import { z } from 'zod';
-import { invalid } from '../../core/errors';
 import type { RouteMaker } from '../../core/plugin';
 import type { Deps } from './deps';
-import {
-  EVENT_TYPES, evaluationMetrics, evaluationMetricsSchema, fromRow, llmMetrics, llmMetricsSchema, outcomeMetrics, outcomeMetricsSchema,
-  parseGroups, policyMetrics, policyMetricsSchema, scopeTenant, traceSchema, traceTree, window,
-} from '../../core/telemetry';
+import { EVENT_TYPES, fromRow, scopeTenant, traceSchema, traceTree, windowMetrics } from '../../core/telemetry';
 
-const HOUR = 3600_000;
-const MAX_WINDOW = 31 * 24 * HOUR;
 const iso = z.iso.datetime({ offset: true });
 const tenant = z.string().min(1).max(64).optional().describe('Another tenant (admins only)');
-
-const windowQuery = z
-  .object({
-    since: iso.optional().describe('Start (inclusive); default: one hour before until'),
-    until: iso.optional().describe('End (exclusive); default: now'),
-    group_by: z.string().max(200).optional().describe('Comma-separated group names, or none'),
-    tenant_id: tenant,
-  })
-  .refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), { message: 'since must be before until', path: ['since'] });
-
-function checkedWindow(q: { since?: string; until?: string }, tenantId: string) {
-  const w = window(q, HOUR);
-  if (Date.parse(w.until) - Date.parse(w.since) > MAX_WINDOW) throw invalid(['query', 'since'], 'a window spans at most 31 days');
-  return { ...w, tenantId };
-}
 
 export const queryRoutes = (route: RouteMaker<Deps>) => [
   route({
@@ -50,24 +29,18 @@ export const queryRoutes = (route: RouteMaker<Deps>) => [
     handler: async ({ query, caller, services }) => {
       const tenantId = scopeTenant(caller!, query.tenant_id);
       const norm = (s?: string) => (s ? new Date(s).toISOString() : undefined);
-      let page;
-      try {
-        page = await services.telemetry.store.list({
-          tenantId,
-          type: query.type,
-          since: norm(query.since),
-          until: norm(query.until),
-          trace_id: query.trace_id?.toLowerCase(),
-          model: query.model,
-          kernel: query.kernel,
-          status: query.status,
-          limit: query.limit,
-          cursor: query.cursor,
-        });
-      } catch (err) {
-        if ((err as Error).message === 'malformed cursor') throw invalid(['query', 'cursor'], 'malformed cursor');
-        throw err;
-      }
+      const page = await services.telemetry.store.list({
+        tenantId,
+        type: query.type,
+        since: norm(query.since),
+        until: norm(query.until),
+        trace_id: query.trace_id?.toLowerCase(),
+        model: query.model,
+        kernel: query.kernel,
+        status: query.status,
+        limit: query.limit,
+        cursor: query.cursor,
+      });
       return { events: page.rows.map(fromRow), next_cursor: page.next_cursor };
     },
   }),
@@ -87,43 +60,27 @@ export const queryRoutes = (route: RouteMaker<Deps>) => [
     path: '/v1/query/metrics/llm-calls',
     summary: 'LLM calls over a window: count, error rate, latency p50/p95/p99, tokens and cost (group_by model, provider, operation, status, kernel)',
     access: 'viewer',
-    query: windowQuery,
-    response: llmMetricsSchema,
-    errors: [403],
-    handler: async ({ query, caller, services }) =>
-      llmMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('llm-call', query.group_by)),
+    ...windowMetrics.llmCalls(),
   }),
   route({
     method: 'get',
     path: '/v1/query/metrics/policy-decisions',
     summary: 'Policy decisions over a window, by policy and decision (group_by policy, decision, kernel)',
     access: 'viewer',
-    query: windowQuery,
-    response: policyMetricsSchema,
-    errors: [403],
-    handler: async ({ query, caller, services }) =>
-      policyMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('policy', query.group_by)),
+    ...windowMetrics.policyDecisions(),
   }),
   route({
     method: 'get',
     path: '/v1/query/metrics/outcomes',
     summary: 'Outcomes over a window: counts by result, success rate, value percentiles (group_by name, result, kernel)',
     access: 'viewer',
-    query: windowQuery,
-    response: outcomeMetricsSchema,
-    errors: [403],
-    handler: async ({ query, caller, services }) =>
-      outcomeMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('outcome', query.group_by)),
+    ...windowMetrics.outcomes(),
   }),
   route({
     method: 'get',
     path: '/v1/query/metrics/evaluations',
     summary: 'Evaluation scores over a window: avg, min, max, p50/p95/p99, pass rate (group_by metric, evaluator, model, kernel)',
     access: 'viewer',
-    query: windowQuery,
-    response: evaluationMetricsSchema,
-    errors: [403],
-    handler: async ({ query, caller, services }) =>
-      evaluationMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('evaluation', query.group_by)),
+    ...windowMetrics.evaluations(),
   }),
 ];

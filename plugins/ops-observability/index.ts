@@ -1,31 +1,16 @@
 import { z } from 'zod';
-import { invalid } from '../../core/errors';
 import { actionRecordSchema } from '../../core/actions';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
-import {
-  llmMetrics, llmMetricsSchema, outcomeMetrics, outcomeMetricsSchema, parseGroups, policyMetrics, policyMetricsSchema, scopeTenant, window,
-} from '../../core/telemetry';
+import { checkedWindow, llmMetrics, llmMetricsSchema, scopeTenant, windowMetrics } from '../../core/telemetry';
 import { hostFigures, hostSchema } from './host';
 
 // The operator's side of the telemetry store (/ops/observability/*): the same aggregates as
 // the query API, the ingest pipeline's figures, the host's own kernel and HTTP telemetry,
 // and the audit log of control actions and admin changes.
 
-const HOUR = 3600_000;
 const iso = z.iso.datetime({ offset: true });
 const tenant = z.string().min(1).max(64).optional().describe('Another tenant (admins only)');
-const windowQuery = z
-  .object({ since: iso.optional(), until: iso.optional(), group_by: z.string().max(200).optional(), tenant_id: tenant });
-
-function checkedWindow(q: { since?: string; until?: string }, tenantId: string) {
-  const w = window(q, HOUR);
-  // Checked on the resolved window, so that a `since` after the default `until` (now) is refused too.
-  if (Date.parse(w.since) >= Date.parse(w.until)) throw invalid(['query', 'since'], 'since must be before until');
-  if (Date.parse(w.until) - Date.parse(w.since) > 31 * 24 * HOUR) throw invalid(['query', 'since'], 'a window spans at most 31 days');
-  return { ...w, tenantId };
-}
-
 const actionSchema = actionRecordSchema;
 
 export default definePlugin({
@@ -76,33 +61,21 @@ export default definePlugin({
       path: '/llm-metrics',
       summary: 'LLM call aggregates (as /observability/v1/query/metrics/llm-calls)',
       access: 'operator',
-      query: windowQuery,
-      response: llmMetricsSchema,
-      errors: [403],
-      handler: async ({ query, caller, services }) =>
-        llmMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('llm-call', query.group_by)),
+      ...windowMetrics.llmCalls(),
     }),
     route({
       method: 'get',
       path: '/policy-metrics',
       summary: 'Policy decision aggregates (as /observability/v1/query/metrics/policy-decisions)',
       access: 'operator',
-      query: windowQuery,
-      response: policyMetricsSchema,
-      errors: [403],
-      handler: async ({ query, caller, services }) =>
-        policyMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('policy', query.group_by)),
+      ...windowMetrics.policyDecisions(),
     }),
     route({
       method: 'get',
       path: '/outcome-metrics',
       summary: 'Outcome aggregates (as /observability/v1/query/metrics/outcomes)',
       access: 'operator',
-      query: windowQuery,
-      response: outcomeMetricsSchema,
-      errors: [403],
-      handler: async ({ query, caller, services }) =>
-        outcomeMetrics(services.db, checkedWindow(query, scopeTenant(caller!, query.tenant_id)), parseGroups('outcome', query.group_by)),
+      ...windowMetrics.outcomes(),
     }),
     route({
       method: 'get',
@@ -128,24 +101,19 @@ export default definePlugin({
         const admin = caller!.kind === 'user' && caller!.role === 'admin';
         const tenantId = query.tenant_id ? scopeTenant(caller!, query.tenant_id) : undefined;
         const norm = (s?: string) => (s ? new Date(s).toISOString() : undefined);
-        try {
-          const page = await services.actions.list({
-            source: query.source,
-            action: query.action,
-            actor: query.actor,
-            target_type: query.target_type,
-            target_id: query.target_id,
-            since: norm(query.since),
-            until: norm(query.until),
-            scope: admin && !tenantId ? undefined : { tenant_id: tenantId ?? caller!.tenantId, platform: true },
-            limit: query.limit,
-            cursor: query.cursor,
-          });
-          return { entries: page.actions, next_cursor: page.next_cursor };
-        } catch (err) {
-          if ((err as Error).message === 'malformed cursor') throw invalid(['query', 'cursor'], 'malformed cursor');
-          throw err;
-        }
+        const page = await services.actions.list({
+          source: query.source,
+          action: query.action,
+          actor: query.actor,
+          target_type: query.target_type,
+          target_id: query.target_id,
+          since: norm(query.since),
+          until: norm(query.until),
+          scope: admin && !tenantId ? undefined : { tenant_id: tenantId ?? caller!.tenantId, platform: true },
+          limit: query.limit,
+          cursor: query.cursor,
+        });
+        return { entries: page.actions, next_cursor: page.next_cursor };
       },
     }),
   ],

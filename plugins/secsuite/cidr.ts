@@ -35,7 +35,7 @@ export function isNet(text: string): boolean {
 /** Whether `inner` (a network or address) lies wholly inside `outer`. */
 export function covers(outer: Net, inner: Net): boolean {
   if (outer.addr.kind() !== inner.addr.kind() || inner.bits < outer.bits) return false;
-  return (inner.addr as ipaddr.IPv4).match([outer.addr as ipaddr.IPv4, outer.bits]);
+  return (inner.addr as ipaddr.IPv4).match([outer.addr, outer.bits]);
 }
 
 export function coversText(outer: string, inner: string): boolean {

@@ -139,7 +139,7 @@ export default definePlugin({
       handler: async ({ body, caller, services }) => {
         const run = await internals(services.sec).predictive.start(caller!.tenantId, body);
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'run_predictive_analysis', target_type: 'predictive_run', target_id: run.id, result: 'succeeded', detail: body, tenant_id: caller!.tenantId });
-        return run as never;
+        return run;
       },
     }),
     route({
@@ -148,7 +148,7 @@ export default definePlugin({
       handler: async ({ params, caller, services }) => {
         const run = await internals(services.sec).predictive.get(params.id, caller!.tenantId);
         if (!run) throw new NotFound('Predictive run not found', 'RUN_NOT_FOUND');
-        return run as never;
+        return run;
       },
     }),
     route({

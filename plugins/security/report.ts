@@ -74,8 +74,8 @@ export async function tenantReport(db: Db, tenantId: string, now: Date, keySourc
     }
   }
   const users = await db('users').where({ tenant_id: tenantId }).select('id', 'email', 'role', 'created_at');
-  const logins = (await db('refresh_tokens').where({ tenant_id: tenantId }).select('user_id').max({ last: 'created_at' }).groupBy('user_id')) as Array<{ user_id: string; last: string }>;
-  const last = new Map(logins.map((r) => [r.user_id as string, r.last as string]));
+  const logins: Array<{ user_id: string; last: string }> = await db('refresh_tokens').where({ tenant_id: tenantId }).select('user_id').max({ last: 'created_at' }).groupBy('user_id');
+  const last = new Map(logins.map((r) => [r.user_id, r.last]));
   const inactive = users
     .map((u) => ({ id: u.id as string, email: u.email as string, role: u.role as string, last_login_at: last.get(u.id) ?? null }))
     .filter((u) => !u.last_login_at || u.last_login_at < since);

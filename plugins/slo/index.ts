@@ -42,7 +42,7 @@ async function measure(services: Pick<Services, 'mesh' | 'config' | 'db'>, domai
   const budget = 1 - o.availability;
   const ratio = total ? ok / total : null;
   const ps = await outcomePercentiles(services.db, filter, 'duration_ms', [50, 95, 99], total);
-  const latency = ps ? { p50: round(ps[0]!, 3), p95: round(ps[1]!, 3), p99: round(ps[2]!, 3) } : null;
+  const latency = ps ? { p50: round(ps[0], 3), p95: round(ps[1], 3), p99: round(ps[2], 3) } : null;
   const allowed = budget * total;
   const availabilityMet = ratio === null ? null : ratio >= o.availability;
   const latencyMet = latency === null ? null : latency.p99 <= o.latencyP99Ms;

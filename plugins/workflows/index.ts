@@ -1,13 +1,12 @@
 import crypto from 'node:crypto';
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { nowIso } from '../../core/db';
-import { Conflict, invalid, Unavailable } from '../../core/errors';
+import { Conflict } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
 import { createServiceRef, definePlugin, provide, type ServiceRef } from '../../core/plugin';
 import { workflowsRef } from '../../core/contracts/workflows';
 import { WorkflowService } from './service';
-import { core, type Services } from '../../core/services';
+import { core } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { Runner } from './runner';
 import { checkSteps, definition, definitionBody, execution, page } from './schemas';

@@ -20,9 +20,9 @@ export function refsIn(s: string): { refs: Ref[]; errors: string[] } {
   const refs: Ref[] = [];
   const errors: string[] = [];
   for (const m of s.matchAll(REF)) {
-    const f = FORM.exec(m[1]!.trim());
+    const f = FORM.exec(m[1].trim());
     if (!f) errors.push(`"${m[0]}" is not a reference of the form \${steps.<id>.output[.<path>]}`);
-    else refs.push({ text: m[0], step: f[1]!, path: f[2] ? f[2].slice(1).split('.') : [] });
+    else refs.push({ text: m[0], step: f[1], path: f[2] ? f[2].slice(1).split('.') : [] });
   }
   return { refs, errors };
 }
@@ -54,11 +54,11 @@ export function resolve(value: unknown, outputs: Map<string, unknown>): unknown 
   if (typeof value === 'string') {
     if (!value.includes('${')) return value;
     const { refs } = refsIn(value);
-    if (refs.length === 1 && refs[0]!.text === value) return lookup(outputs, refs[0]!);
+    if (refs.length === 1 && refs[0].text === value) return lookup(outputs, refs[0]);
     return value.replace(REF, (whole, inner: string) => {
       const f = FORM.exec(inner.trim());
       if (!f) return whole;
-      const v = lookup(outputs, { text: whole, step: f[1]!, path: f[2] ? f[2].slice(1).split('.') : [] });
+      const v = lookup(outputs, { text: whole, step: f[1], path: f[2] ? f[2].slice(1).split('.') : [] });
       return typeof v === 'string' ? v : JSON.stringify(v);
     });
   }

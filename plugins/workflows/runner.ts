@@ -75,8 +75,8 @@ export class Runner {
     if (!(await this.save(e, 'running', null))) return;
     const outputs = new Map<string, unknown>();
     for (let i = 0; i < def.steps.length; i++) {
-      const sd = def.steps[i]!;
-      const step = e.steps[i]!;
+      const sd = def.steps[i];
+      const step = e.steps[i];
       if (signal.aborted) break;
       step.state = 'running';
       step.started_at = nowIso();

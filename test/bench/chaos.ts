@@ -40,7 +40,7 @@ export const chaosScenario: Scenario = {
         if (host.services.mesh.nodes().some((n) => n.control)) throw new Error('an injection outlived its abort');
       }
       aborts.sort((a, b) => a - b);
-      const at = (p: number) => aborts[Math.min(aborts.length - 1, Math.floor((p / 100) * aborts.length))]!;
+      const at = (p: number) => aborts[Math.min(aborts.length - 1, Math.floor((p / 100) * aborts.length))];
       const admin = await host.services.db('users').first();
       const token = host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }).token;
       const history = await drive({ url: `http://127.0.0.1:${host.port}/ops/resilience/experiments?limit=20`, headers: { authorization: `Bearer ${token}` } });

@@ -31,8 +31,8 @@ export async function freePort(): Promise<number> {
 export async function startProcess(script: string, env: Record<string, string>, wait = 'ready', nodeFlags: string[] = []): Promise<{ proc: ChildProcess; output: () => string }> {
   const proc = spawn(process.execPath, [...nodeFlags, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += String(d)));
-  proc.stderr!.on('data', (d) => (out += String(d)));
+  proc.stdout.on('data', (d) => (out += String(d)));
+  proc.stderr.on('data', (d) => (out += String(d)));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${out}`)), 30_000);
     const check = () => {
@@ -41,7 +41,7 @@ export async function startProcess(script: string, env: Record<string, string>, 
         resolve();
       }
     };
-    proc.stdout!.on('data', check);
+    proc.stdout.on('data', check);
     proc.on('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${out}`)));
   });
   return { proc, output: () => out };

@@ -158,16 +158,16 @@ export const healthFanOut: Scenario = {
     const port = await freePort();
     const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'test', 'bench', 'servers', 'hub.js')], { env: { ...process.env, PORT: String(port) }, stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    proc.stdout!.on('data', (d) => (out += String(d)));
+    proc.stdout.on('data', (d) => (out += String(d)));
     const clients: WebSocket[] = [];
     try {
       const token = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`hub server did not start: ${out}`)), 30_000);
-        proc.stdout!.on('data', () => {
+        proc.stdout.on('data', () => {
           const m = /ready (\S+)/.exec(out);
           if (m) {
             clearTimeout(timer);
-            resolve(m[1]!);
+            resolve(m[1]);
           }
         });
       });
@@ -179,7 +179,7 @@ export const healthFanOut: Scenario = {
             const ws = new WebSocket(`ws://127.0.0.1:${port}/ops/stream?token=${token}`);
             ws.on('message', (raw) => {
               const now = performance.timeOrigin + performance.now();
-              const m = JSON.parse(String(raw)) as { type: string; data: { sent_at?: number } };
+              const m = JSON.parse((raw as Buffer).toString('utf8')) as { type: string; data: { sent_at?: number } };
               if (m.type === 'health_update' && m.data.sent_at) latencies.push(now - m.data.sent_at);
             });
             ws.once('open', () => {
@@ -193,7 +193,7 @@ export const healthFanOut: Scenario = {
       const events = 20;
       const t0 = performance.now();
       for (let i = 0; i < events; i++) {
-        proc.stdin!.write('fire\n');
+        proc.stdin.write('fire\n');
         await new Promise((r) => setTimeout(r, 100));
       }
       const end = Date.now() + 5000;

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { REDIS_URL, eachDatabase, type TestHost } from '../helpers/host';
-import { openStream, startMeshHost, until } from './mesh-helpers';
+import { openStream, startMeshHost } from './mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 eachDatabase('mesh health, breakers and the stream', (db) => {
   let t: TestHost;
@@ -12,7 +13,7 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
     t = await startMeshHost(['probe'], { heartbeatMs: 50, missedHeartbeats: 3, breaker: { volumeThreshold: 4, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 } }, db);
     viewer = (await t.userToken('viewer')).token;
     operator = (await t.userToken('operator')).token;
-    await until(() => t.host.services.mesh.node('probe-1').health === 'healthy', 5000, 'healthy node');
+    await eventually(() => t.host.services.mesh.node('probe-1').health === 'healthy', 5000, 'healthy node');
   });
   after(() => t.stop());
 
@@ -36,13 +37,13 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
     } finally {
       await s.close();
     }
-    const incidents = await until(async () => {
+    const incidents = await eventually(async () => {
       const r = await t.request('GET', '/health/incidents/recent?domain=probe', { token: viewer });
       // The rows are written after the hub events: wait for the recovery's row too.
       const healths = (r.body.incidents ?? []).filter((i: any) => i.node_id === 'probe-1').map((i: any) => i.health);
       return healths.includes('unhealthy') && healths.includes('healthy') ? r : null;
     }, 10_000, 'incidents');
-    const nodeRows = incidents!.body.incidents.filter((i: any) => i.node_id === 'probe-1');
+    const nodeRows = incidents.body.incidents.filter((i: any) => i.node_id === 'probe-1');
     expect(nodeRows.map((i: any) => i.health)).to.include.members(['unhealthy', 'healthy']);
     const first = await t.request('GET', '/health/incidents/recent?domain=probe&limit=1', { token: viewer });
     expect(first.body.incidents).to.have.length(1);
@@ -88,7 +89,7 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
       expect(refused.body.detail).to.match(/circuit breaker is open/);
       const ov = await t.request('GET', '/ops/mesh/overview', { token: viewer });
       expect(ov.body.circuit_breaker).to.deep.equal({ kernel_states: { probe: 'open' }, isolated_kernels: ['probe'] });
-      const auto = await until(async () => (await t.host.services.actions.list({ limit: 5, source: 'automated', action: 'isolate_kernel' })).actions[0], 2000, 'automated action');
+      const auto = await eventually(async () => (await t.host.services.actions.list({ limit: 5, source: 'automated', action: 'isolate_kernel' })).actions[0], 2000, 'automated action');
       expect(auto).to.include({ actor: 'breaker', target_id: 'probe', result: 'succeeded' });
       expect(auto.cause).to.match(/\d+ failures of \d+ tasks/);
       const stats = await t.request('GET', '/ops/stats', { token: viewer });

@@ -34,7 +34,7 @@ export function openStream(t: TestHost, token: string | null, via: 'query' | 'he
   const messages: Stream['messages'] = [];
   const waiters = new Set<() => void>();
   ws.on('message', (raw) => {
-    messages.push(JSON.parse(String(raw)));
+    messages.push(JSON.parse((raw as Buffer).toString('utf8')));
     for (const w of [...waiters]) w();
   });
   const stream: Stream = {
@@ -45,10 +45,10 @@ export function openStream(t: TestHost, token: string | null, via: 'query' | 'he
         let seen = 0;
         const check = () => {
           for (; seen < messages.length; seen++) {
-            if (pred(messages[seen]!)) {
+            if (pred(messages[seen])) {
               waiters.delete(check);
               clearTimeout(timer);
-              return resolve(messages[seen]!);
+              return resolve(messages[seen]);
             }
           }
         };
@@ -76,13 +76,3 @@ export function openStream(t: TestHost, token: string | null, via: 'query' | 'he
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls until fn returns truthy, or fails after ms. */
-export async function until<T>(fn: () => T | Promise<T>, ms = 5000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}

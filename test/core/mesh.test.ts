@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { Worker } from 'node:worker_threads';
 import type { TestHost } from '../helpers/host';
-import { openStream, sleep, startMeshHost, until } from './mesh-helpers';
+import { openStream, sleep, startMeshHost } from './mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 describe('mesh: nodes, routing and control', () => {
   let t: TestHost;
@@ -12,7 +13,7 @@ describe('mesh: nodes, routing and control', () => {
     t = await startMeshHost(['probe', 'analytics'], { kernels: { analytics: { nodes: 2 } }, noNodeWaitMs: 1000 });
     operator = (await t.userToken('operator')).token;
     viewer = (await t.userToken('viewer')).token;
-    await until(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 5000, 'healthy nodes');
+    await eventually(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 5000, 'healthy nodes');
   });
   after(() => t.stop());
 
@@ -57,7 +58,7 @@ describe('mesh: nodes, routing and control', () => {
     const oldIds = oldThreads.map((w) => w.threadId);
     expect(oldIds.every((id) => id > 0)).to.equal(true);
     const long = t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1500 } });
-    await until(() => node.inFlight === 1, 2000, 'task in flight');
+    await eventually(() => node.inFlight === 1, 2000, 'task in flight');
     const started = await t.request('POST', '/mesh/nodes/probe-1/drain', { token: operator, body: { deadline_seconds: 60 } });
     expect(started.status).to.equal(202);
     expect(started.body).to.include({ state: 'draining', in_flight: 1, completed: 0, force: false });
@@ -97,19 +98,19 @@ describe('mesh: nodes, routing and control', () => {
     const req = http.request(`${t.url}/kernels/probe/tasks/wait`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
     req.on('error', () => undefined);
     req.end(JSON.stringify({ ms: 10_000 }));
-    await until(() => node.inFlight === 1, 2000, 'task in flight');
+    await eventually(() => node.inFlight === 1, 2000, 'task in flight');
     req.destroy();
-    await until(() => node.inFlight === 0, 2000, 'task aborted');
+    await eventually(() => node.inFlight === 0, 2000, 'task aborted');
     // Cancelled, not failed: it counts neither as run nor against the node's health.
     expect(node.tasksRun + node.tasksFailed).to.equal(before + 1);
     expect(node.tasksFailed).to.equal(0);
-    await until(() => node.eligible && node.liveThreads.size === 1, 5000, 'thread replaced');
+    await eventually(() => node.eligible && node.liveThreads.size === 1, 5000, 'thread replaced');
   });
 
   it('a forced complete aborts the tasks in flight', async () => {
     const long = t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 10_000 } });
     const node = t.host.services.mesh.nodeOf('probe-1').node;
-    await until(() => node.inFlight === 1, 2000, 'task in flight');
+    await eventually(() => node.inFlight === 1, 2000, 'task in flight');
     expect((await t.request('POST', '/mesh/nodes/probe-1/drain', { token: operator, body: {} })).status).to.equal(202);
     const forced = await t.request('POST', '/mesh/nodes/probe-1/drain/complete', { token: operator, body: { force: true } });
     expect(forced.status).to.equal(200);
@@ -186,7 +187,7 @@ describe('mesh: nodes, routing and control', () => {
     const mesh = t.host.services.mesh;
     const ac = new AbortController();
     const running = mesh.run('probe', 'wait', { ms: 10_000 }, { signal: ac.signal });
-    await until(() => mesh.nodeOf('probe-1').node.inFlight === 1, 2000, 'task in flight');
+    await eventually(() => mesh.nodeOf('probe-1').node.inFlight === 1, 2000, 'task in flight');
     const t0 = Date.now();
     ac.abort();
     const err = (await running.catch((e: unknown) => e)) as { status: number; detail: string };
@@ -199,7 +200,7 @@ describe('mesh: nodes, routing and control', () => {
     const timedOut = (await mesh.run('probe', 'wait', { ms: 5000 }, { timeoutMs: 100 }).catch((e: unknown) => e)) as { status: number; detail: string };
     expect(timedOut.status).to.equal(503);
     expect(timedOut.detail).to.match(/did not finish within 100 ms/);
-    expect((await mesh.run('probe', 'wait', { ms: 1 })) as { thread_id: number }).to.have.property('thread_id');
+    expect((await mesh.run('probe', 'wait', { ms: 1 }))).to.have.property('thread_id');
   });
 
   it('streams node and kernel state events and drain progress on pause and drain', async () => {

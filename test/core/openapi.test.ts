@@ -1,7 +1,30 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { matchKey, servedRoutes, specEndpoints } from '../helpers/spec';
 import { startHost, type TestHost } from '../helpers/host';
+
+const execFileAsync = promisify(execFile);
+/** The repository root (tests run from dist/test/core). */
+const ROOT = resolve(__dirname, '../../..');
+
+interface Media { schema?: Record<string, unknown> }
+interface Operation {
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+}
+
+/** A schema that admits any object: no properties, no alternatives, no reference. */
+function freeForm(schema: Record<string, unknown> | undefined): boolean {
+  if (!schema) return true;
+  if (schema.$ref || schema.oneOf || schema.anyOf || schema.allOf) return false;
+  const props = schema.properties as object | undefined;
+  return !props || Object.keys(props).length === 0;
+}
 
 describe('OpenAPI document and spec conformance (all discovered plugins)', () => {
   let t: TestHost;
@@ -29,6 +52,66 @@ describe('OpenAPI document and spec conformance (all discovered plugins)', () =>
       const r = await t.request(method, concrete, { body: method === 'GET' ? undefined : {} });
       // The unknown-route fallback is the only answer that starts this way.
       expect(String(r.body?.detail ?? ''), entry).not.to.match(/^Not Found: /);
+      // Whatever it answers to this call is a status the document lists for it, and an error
+      // body has the shape the document gives (detail and a code).
+      const op = doc.paths[p][method.toLowerCase()] as unknown as Operation;
+      expect(Object.keys(op.responses), `${entry} answered ${r.status}`).to.include(String(r.status));
+      if (r.status >= 400) expect(r.body, entry).to.include.keys('detail', 'code');
+      if (r.status === 422) expect(r.body.detail, entry).to.be.an('array');
+    }
+  });
+
+  it('describes every request body and every response (no free-form schema)', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
+    const freeBodies: string[] = [];
+    const bareResponses: string[] = [];
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const entry = `${method.toUpperCase()} ${p}`;
+        for (const media of Object.values(op.requestBody?.content ?? {})) if (freeForm(media.schema)) freeBodies.push(entry);
+        for (const [status, resp] of Object.entries(op.responses)) {
+          if (status === '204') continue;
+          const media = Object.values(resp.content ?? {});
+          if (media.length === 0 || media.some((m) => Object.keys(m.schema ?? {}).length === 0)) bareResponses.push(`${entry} ${status}`);
+        }
+      }
+    }
+    // TODO(f-authors): the task route gets per-task input schemas from the kernel manifests
+    // on that branch; remove this exception when it is merged.
+    const knownFree = ['POST /kernels/{domain}/tasks/{task}'];
+    expect(freeBodies.filter((e) => !knownFree.includes(e))).to.deep.equal([]);
+    expect(bareResponses).to.deep.equal([]);
+  });
+
+  it('shows the ingest events from the rule table and the login form as a form', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
+    const ingest = doc.paths['/observability/v1/ingest/kernel'].post.requestBody!.content['application/json'].schema as { oneOf: Array<Record<string, any>> };
+    const [event, batch] = ingest.oneOf;
+    expect(event.required).to.have.members(['kernel', 'task', 'duration_ms']);
+    expect(event.additionalProperties).to.equal(false);
+    expect(event.properties.trace_id.pattern).to.equal('^[0-9a-fA-F]{32}$');
+    expect(batch.properties.events.items).to.deep.equal(event);
+    const form = doc.paths['/auth/login-form'].post.requestBody!.content;
+    expect(Object.keys(form)).to.deep.equal(['application/x-www-form-urlencoded']);
+    expect(Object.keys((form['application/x-www-form-urlencoded'].schema as { properties: object }).properties)).to.include.members(['username', 'password', 'grant_type']);
+  });
+
+  it('lints clean with Redocly (rules in redocly.yaml)', async function () {
+    this.timeout(60_000);
+    const doc = (await t.request('GET', '/openapi.json')).body as object;
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    try {
+      const run = await execFileAsync(process.execPath, [join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json'], {
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((err: { stdout?: string; stderr?: string; code?: number }) => err);
+      const out = JSON.parse(run.stdout ?? '{}') as { totals?: { errors: number }; problems?: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }> };
+      const errors = (out.problems ?? []).filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+      expect(out.totals, run.stderr).to.not.equal(undefined);
+      expect(errors).to.deep.equal([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { eventually } from '../helpers/eventually';
 
 const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
 
@@ -16,10 +17,7 @@ function launch(env: Record<string, string>) {
   proc.stdout.on('data', (d) => (out += String(d)));
   proc.stderr.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const waitFor = async (text: string) => {
-    for (let i = 0; i < 200 && !out.includes(text); i++) await new Promise((r) => setTimeout(r, 50));
-    if (!out.includes(text)) throw new Error(`never printed "${text}":\n${out}`);
-  };
+  const waitFor = (text: string) => eventually(() => out.includes(text), 10_000, `"${text}" in the output`);
   return { proc, exited, waitFor, output: () => out, dataDir };
 }
 

@@ -41,11 +41,11 @@ describe('analytics kernel', () => {
 
   it('forecasts a seasonal series with Holt-Winters and a trend with Holt', async () => {
     const season = [10, 20, 30, 20];
-    const series = Array.from({ length: 24 }, (_, i) => season[i % 4]! + i);
+    const series = Array.from({ length: 24 }, (_, i) => season[i % 4] + i);
     const hw = await run('forecast', { series, horizon: 4, season_length: 4, alpha: 0.5, beta: 0.3, gamma: 0.3 });
     expect(hw.body.output.method).to.equal('holt_winters');
-    const expected = [0, 1, 2, 3].map((h) => season[(24 + h) % 4]! + 24 + h);
-    hw.body.output.forecast.forEach((v: number, i: number) => expect(v).to.be.closeTo(expected[i]!, 3));
+    const expected = [0, 1, 2, 3].map((h) => season[(24 + h) % 4] + 24 + h);
+    hw.body.output.forecast.forEach((v: number, i: number) => expect(v).to.be.closeTo(expected[i], 3));
     const holt = await run('forecast', { series: [1, 2, 3, 4, 5, 6], horizon: 2 });
     expect(holt.body.output.method).to.equal('holt');
     expect(holt.body.output.forecast[0]).to.be.closeTo(7, 0.5);

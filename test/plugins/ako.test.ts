@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import ako from '../../plugins/ako';
-import { BUILTIN_KERNELS, FIXTURE_KERNELS, until } from '../core/mesh-helpers';
+import { BUILTIN_KERNELS, FIXTURE_KERNELS } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
@@ -62,7 +63,7 @@ eachDatabase('ako plugin', (db) => {
     expect((await apply(remove.id)).status).to.equal(409);
     const h = await t.host.services.actions.list({ limit: 50, target_id: 'probe-3' });
     expect(h.actions.map((a) => a.action)).to.deep.equal(['apply_ako_action', 'remove_node', 'complete_drain', 'drain_node']);
-    expect(h.actions[1]!.cause).to.match(new RegExp(`^ako:${remove.id}`));
+    expect(h.actions[1].cause).to.match(new RegExp(`^ako:${remove.id}`));
   });
 
   it('proposes draining a node whose tasks fail, with the evidence; apply drains it for real', async () => {
@@ -110,7 +111,7 @@ eachDatabase('ako plugin', (db) => {
     const a = await apply(add.id);
     expect(a.status).to.equal(200);
     expect(mesh.kernel('probe').nodes.length).to.equal(before + 1);
-    await until(() => mesh.kernel('probe').nodes.some((n) => n.live_threads.length > 0 && n.id === a.body.result.id), 5000, 'the new node to start');
+    await eventually(() => mesh.kernel('probe').nodes.some((n) => n.live_threads.length > 0 && n.id === a.body.result.id), 5000, 'the new node to start');
   });
 
   it('GET /ops/ako/actions lists with filters and pages; auth rules; 404, 422', async () => {

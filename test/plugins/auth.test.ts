@@ -95,7 +95,7 @@ eachDatabase('auth plugin', (db) => {
       expect(s.user).to.include({ email: s.email, name: 'Ada', role: 'member' });
       const claims = jwt.decode(s.token) as Record<string, unknown>;
       expect(claims).to.include({ sub: s.user.id, tenant: s.user.tenant_id, role: 'member', iss: 'platform-control', aud: 'platform-control-api' });
-      expect(claims.exp as number).to.equal((claims.iat as number) + 24 * 3600);
+      expect(claims.exp).to.equal((claims.iat as number) + 24 * 3600);
       expect(claims.jti).to.be.a('string');
     });
 
@@ -277,7 +277,7 @@ eachDatabase('auth plugin', (db) => {
       const s = await registerAndLogin();
       const grant = await t.request('POST', '/auth/login-form', { token: null, form: { username: s.email, password: 'wrong-pass-1' } });
       expect(grant.status).to.equal(400);
-      expect(grant.body).to.include({ error: 'invalid_grant' });
+      expect(grant.body).to.include({ error: 'invalid_grant', code: 'INVALID_GRANT' });
       expect(grant.body.detail).to.be.a('string');
       expect(grant.headers.get('cache-control')).to.equal('no-store');
       const type = await t.request('POST', '/auth/login-form', { token: null, form: { username: s.email, password: PASSWORD, grant_type: 'client_credentials' } });
@@ -385,7 +385,7 @@ describe('auth: WebSockets use the same verifier', () => {
       new Promise<string>((resolve) => {
         const ws = new WebSocket(`ws://127.0.0.1:${t.port}/ws-echo/stream?token=${token}`);
         ws.on('message', (m) => {
-          resolve(`message:${String(m)}`);
+          resolve(`message:${(m as Buffer).toString('utf8')}`);
           ws.close();
         });
         ws.on('unexpected-response', (_req, res) => resolve(`status:${res.statusCode}`));

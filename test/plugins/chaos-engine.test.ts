@@ -2,7 +2,8 @@ import { chaosEngineRef } from '../../plugins/chaos/engine/service';
 import { expect } from 'chai';
 import { eachDatabase, type TestHost } from '../helpers/host';
 import { def, ended, phase, startChaosHost } from './chaos-helpers';
-import { sleep, until } from '../core/mesh-helpers';
+import { sleep } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 const caller = { id: 'chaos-test-user', tenantId: 'platform' };
 
@@ -12,7 +13,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   before(async () => {
     t = await startChaosHost(db);
     t.host.services.events.subscribe('chaos_experiment', (e) => events.push(e.data as { experiment_id: string; phase: string }));
-    await until(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 8000, 'healthy nodes');
+    await eventually(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 8000, 'healthy nodes');
   });
   after(() => t.stop());
 
@@ -34,7 +35,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const e = await ended(t, exp.experiment_id);
     expect(e, e.reason ?? '').to.include({ status: 'completed', deviated: true });
     expect(e.steady_state.before!.held).to.equal(true);
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.at.least(400);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.at.least(400);
     expect(e.steady_state.during!.held).to.equal(false);
     expect(e.steady_state.after!.held).to.equal(true);
     expect(e.time_to_recover_ms).to.be.a('number');
@@ -56,7 +57,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'error', parameters: { error_rate: 1, node_share: 0.5 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
     expect(running.injections).to.have.length(1);
-    const bad = running.injections[0]!.node_id;
+    const bad = running.injections[0].node_id;
     expect(mesh().node(bad).control).to.deep.equal({ error_rate: 1 });
     const failedBefore = mesh().node(bad).tasks_failed;
     const statuses: number[] = [];
@@ -65,12 +66,12 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect(statuses).to.include(200);
     expect(mesh().node(bad).tasks_failed).to.be.above(failedBefore);
     const e = await ended(t, exp.experiment_id);
-    const during = e.steady_state.during!.domains.probe!;
+    const during = e.steady_state.during!.domains.probe;
     expect(during.failed).to.be.above(0);
     expect(during.succeeded).to.be.above(0);
     expect(during.failures.join()).to.match(/injected failure/);
     expect(e.deviated).to.equal(true);
-    expect(e.steady_state.after!.domains.probe!.success_ratio).to.equal(1);
+    expect(e.steady_state.after!.domains.probe.success_ratio).to.equal(1);
     expect(mesh().node(bad).control).to.equal(null);
     for (let i = 0; i < 4; i++) expect((await t.request('POST', '/kernels/probe/tasks/wait', { body: { ms: 1 } })).status).to.equal(200);
   });
@@ -88,7 +89,7 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
     expect((e.effects.nodes as Array<{ new_thread_ids: number[] }>).every((n) => n.new_thread_ids.length > 0)).to.equal(true);
     // Every thread that exited was replaced: each pool is back to its size, with new thread ids.
     const state = () => JSON.stringify(probeNodes().map((n) => ({ id: n.id, live: [...n.liveThreads.keys()], pool: n.pool?.threads.map((w) => w.threadId), starts: n.threadStarts, exits: n.threadExits, before: counts.get(n.id) })));
-    await until(() => probeNodes().every((n) => n.pool!.threads.length === 2 && n.liveThreads.size === 2 && n.pool!.threads.every((w) => n.liveThreads.has(w.threadId))), 10_000, 'every crashed thread replaced').catch((err: Error) => {
+    await eventually(() => probeNodes().every((n) => n.pool!.threads.length === 2 && n.liveThreads.size === 2 && n.pool!.threads.every((w) => n.liveThreads.has(w.threadId))), 10_000, 'every crashed thread replaced').catch((err: Error) => {
       throw new Error(`${err.message}: ${state()}`);
     });
     const idsAfter = probeNodes().flatMap((n) => [...n.liveThreads.keys()]);
@@ -101,19 +102,19 @@ eachDatabase('chaos engine: injections act on real workers', (db) => {
   it('cpu_stress: busy threads show in heartbeat loop delay and probe latency; rollback calms them', async () => {
     const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'cpu_stress', parameters: { cpu_share: 0.9, period_ms: 400, node_share: 1 }, duration_seconds: 2, hypothesis: { description: 'tight', min_success_ratio: 0.9, max_latency_p99_ms: 250 } }), caller);
     await phase(t, exp.experiment_id, 'injected');
-    await until(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
+    await eventually(() => mesh().node('probe-1').live_threads.some((x) => (x.loop_delay_p99_ms ?? 0) > 200), 4000, 'loop delay under stress');
     const e = await ended(t, exp.experiment_id);
     expect(e.status, e.reason ?? '').to.equal('completed');
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe!.latency_p99_ms!);
-    expect(e.steady_state.during!.domains.probe!.latency_p99_ms).to.be.above(250);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(e.steady_state.before!.domains.probe.latency_p99_ms!);
+    expect(e.steady_state.during!.domains.probe.latency_p99_ms).to.be.above(250);
     expect(e.deviated).to.equal(true);
-    await until(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 150), 4000, 'loop delay back down');
+    await eventually(() => mesh().node('probe-1').live_threads.every((x) => (x.loop_delay_p99_ms ?? 0) < 150), 4000, 'loop delay back down');
   });
 
   it('node_pause: pauses a share of the nodes (as the chaos actor) and resumes them at rollback', async () => {
     const exp = await t.host.service(chaosEngineRef).run(def({ injection_type: 'node_pause', parameters: { node_share: 0.5 }, hypothesis: { description: 'the other node takes the work', min_success_ratio: 1, max_latency_p99_ms: 1000 } }), caller);
     const running = await phase(t, exp.experiment_id, 'injected');
-    const paused = running.injections[0]!.node_id;
+    const paused = running.injections[0].node_id;
     expect(mesh().node(paused).state).to.equal('paused');
     expect(mesh().nodes().filter((n) => n.kernel_id === 'probe' && n.state === 'active')).to.have.length(1);
     const e = await ended(t, exp.experiment_id);

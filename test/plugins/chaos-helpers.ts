@@ -3,7 +3,8 @@ import type { Definition } from '../../plugins/chaos/engine/service';
 import type { Experiment } from '../../plugins/chaos/engine/schemas';
 import { startHost, type DbKind, type StartOptions, type TestHost } from '../helpers/host';
 import chaosPlugin from '../../plugins/chaos';
-import { BUILTIN_KERNELS, FIXTURE_KERNELS, MESH_PLUGINS, until } from '../core/mesh-helpers';
+import { BUILTIN_KERNELS, FIXTURE_KERNELS, MESH_PLUGINS } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 /** Fast probes and short waits so that each experiment takes a second or two. */
 export const FAST_CHAOS = { probes: { count: 8, concurrency: 2, intervalMs: 50, timeoutMs: 1500 }, recoveryTimeoutSeconds: 10, leaseMs: 600, validation: { durationSeconds: 1, latencyMs: 40, maxTotalSeconds: 20 } };
@@ -34,15 +35,15 @@ export function def(over: Partial<Definition> & Pick<Definition, 'injection_type
 }
 
 export async function ended(t: TestHost, id: string, tenantId = 'platform', ms = 15_000): Promise<Experiment> {
-  return (await until(async () => {
+  return (await eventually(async () => {
     const e = await t.host.service(chaosEngineRef).get(tenantId, id);
     return e.status !== 'running' ? e : null;
-  }, ms, `experiment ${id} to end`))!;
+  }, ms, `experiment ${id} to end`));
 }
 
 export async function phase(t: TestHost, id: string, p: string, tenantId = 'platform'): Promise<Experiment> {
-  return (await until(async () => {
+  return (await eventually(async () => {
     const e = await t.host.service(chaosEngineRef).get(tenantId, id);
     return e.phase === p || e.status !== 'running' ? e : null;
-  }, 10_000, `experiment ${id} to reach ${p}`))!;
+  }, 10_000, `experiment ${id} to reach ${p}`));
 }

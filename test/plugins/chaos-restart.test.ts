@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { startHost } from '../helpers/host';
 import chaosPlugin from '../../plugins/chaos';
 import { FAST_CHAOS, startChaosHost } from './chaos-helpers';
-import { MESH_PLUGINS, until } from '../core/mesh-helpers';
+import { MESH_PLUGINS } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
 const PASSWORD = 'a-restart-test-password';
@@ -21,7 +22,7 @@ describe('chaos across host restarts', () => {
     try {
       const s = await t.request('POST', '/ops/resilience/scenarios', { body: { name: 'long', injection_type: 'error', target_domains: ['probe'], parameters: { error_rate: 0.3 }, duration_seconds: 60, hypothesis: { min_success_ratio: 0, max_latency_p99_ms: 5000 } } });
       id = (await t.request('POST', `/ops/resilience/scenarios/${s.body.scenario_id}/run`)).body.experiment_id;
-      await until(async () => (await t.request('GET', `/ops/resilience/experiments/${id}`)).body.injected_at, 5000, 'injected');
+      await eventually(async () => (await t.request('GET', `/ops/resilience/experiments/${id}`)).body.injected_at, 5000, 'injected');
       expect(t.host.services.mesh.nodes().some((n) => n.control)).to.equal(true);
     } finally {
       await t.stop();
@@ -49,7 +50,7 @@ describe('chaos across host restarts', () => {
     const exited = new Promise((resolve) => proc.on('exit', resolve));
     let id = '';
     try {
-      await until(() => /listening on http:\/\/127\.0\.0\.1:(\d+)/.test(out), 15_000, 'the child host to listen');
+      await eventually(() => /listening on http:\/\/127\.0\.0\.1:(\d+)/.test(out), 15_000, 'the child host to listen');
       const base = `http://127.0.0.1:${/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]}`;
       const call = async (method: string, p: string, body?: unknown, token?: string) => {
         const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -59,14 +60,14 @@ describe('chaos across host restarts', () => {
       const s = await call('POST', '/ops/resilience/scenarios', { name: 'killed', injection_type: 'latency', target_domains: ['analytics'], parameters: { latency_ms: 20 }, duration_seconds: 60, hypothesis: { max_latency_p99_ms: 5000 } }, token);
       expect(s.status).to.equal(201);
       id = (await call('POST', `/ops/resilience/scenarios/${s.body.scenario_id}/run`, undefined, token)).body.experiment_id;
-      await until(async () => (await call('GET', `/ops/resilience/experiments/${id}`, undefined, token)).body.injected_at, 10_000, 'injected in the child');
+      await eventually(async () => (await call('GET', `/ops/resilience/experiments/${id}`, undefined, token)).body.injected_at, 10_000, 'injected in the child');
     } finally {
       proc.kill('SIGKILL');
       await exited;
     }
     const t = await startHost({ dataDir, plugins: [...MESH_PLUGINS, chaosPlugin], config: { mesh: { only: ['analytics'] }, chaos: { ...FAST_CHAOS, seedBuiltins: false } } });
     try {
-      const e = (await until(async () => {
+      const e = (await eventually(async () => {
         const r = (await t.request('GET', `/ops/resilience/experiments/${id}`)).body;
         return r.status !== 'running' ? r : null;
       }, 5000, 'the takeover'))!;

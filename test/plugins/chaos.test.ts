@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { builtinId, seedBuiltins } from '../../plugins/chaos/engine/scenarios';
 import { eachDatabase, type TestHost } from '../helpers/host';
 import { startChaosHost } from './chaos-helpers';
-import { openStream, until } from '../core/mesh-helpers';
+import { openStream } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 const R = '/ops/resilience';
 
@@ -19,7 +20,7 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     member = (await t.userToken('member')).token;
     operator = (await t.userToken('operator')).token;
     otherViewer = (await t.userToken('viewer', 'other-tenant')).token;
-    await until(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 8000, 'healthy nodes');
+    await eventually(() => t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 8000, 'healthy nodes');
   });
   after(() => t.stop());
 
@@ -33,7 +34,7 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     ...over,
   });
   const poll = async (id: string, token = operator) =>
-    (await until(async () => {
+    (await eventually(async () => {
       const r = await t.request('GET', `${R}/experiments/${id}`, { token });
       return r.body.status !== 'running' ? r.body : null;
     }, 15_000, 'experiment end'))!;
@@ -125,13 +126,13 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
       await stream.close();
     }
     // The end is recorded after the hub event that announces it: wait for its record.
-    const mine = await until(async () => {
+    const mine = await eventually(async () => {
       const acts = await t.host.services.actions.list({ limit: 100, target_type: 'chaos_experiment' });
       const rows = acts.actions.filter((a) => a.target_id === run_id);
       return rows.some((a) => a.action === 'chaos_experiment_ended') ? rows : null;
     }, 10_000, 'the experiment end in the actions history');
-    expect(mine!.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
-    expect(mine!.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
+    expect(mine.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
+    expect(mine.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
     const direct = await t.host.services.actions.list({ limit: 100, action: 'run_chaos_experiment' });
     expect(direct.actions[0]).to.include({ source: 'manual', target_type: 'chaos_experiment' });
   });
@@ -162,7 +163,7 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     const s = (await t.request('POST', `${R}/scenarios`, { token: operator, body: scenarioBody({ name: 'long', duration_seconds: 60 }) })).body;
     const run = await t.request('POST', `${R}/scenarios/${s.scenario_id}/run`, { token: operator });
     const id = run.body.experiment_id;
-    await until(async () => (await t.request('GET', `${R}/experiments/${id}`, { token: viewer })).body.injected_at, 5000, 'injected');
+    await eventually(async () => (await t.request('GET', `${R}/experiments/${id}`, { token: viewer })).body.injected_at, 5000, 'injected');
     expect(t.host.services.mesh.node('probe-1').control).to.deep.include({ latency_ms: 30 });
     expect((await t.request('POST', `${R}/experiments/${id}/abort`, { token: viewer })).status).to.equal(403);
     expect((await t.request('POST', `${R}/experiments/${id}/abort`, { token: null })).status).to.equal(401);
@@ -185,7 +186,7 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     const x = (await t.request('POST', `${R}/scenarios`, { token: operator, body: scenarioBody({ name: 'x', target_domains: ['textstats'], injection_type: 'node_pause', parameters: { node_share: 1 }, duration_seconds: 60 }) })).body;
     const a = (await t.request('POST', `${R}/scenarios/${p.scenario_id}/run`, { token: operator })).body.experiment_id;
     const b = (await t.request('POST', `${R}/scenarios/${x.scenario_id}/run`, { token: operator })).body.experiment_id;
-    await until(() => t.host.services.mesh.node('textstats-1').state === 'paused' && t.host.services.mesh.nodes().some((n) => n.control), 5000, 'both injected');
+    await eventually(() => t.host.services.mesh.node('textstats-1').state === 'paused' && t.host.services.mesh.nodes().some((n) => n.control), 5000, 'both injected');
     expect((await t.request('POST', `${R}/halt`, { token: viewer })).status).to.equal(403);
     expect((await t.request('POST', `${R}/halt`, { token: null })).status).to.equal(401);
     const h = await t.request('POST', `${R}/halt`, { token: operator });

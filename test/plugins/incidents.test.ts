@@ -3,7 +3,7 @@ import type { BusEvent } from '../../core/events';
 import actionsHistory from '../../plugins/actions-history';
 import incidents from '../../plugins/incidents';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
-import { until } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
@@ -186,7 +186,7 @@ eachDatabase('incidents plugin', (db) => {
       expect(steps.actions.map((a) => [a.action, a.cause])).to.deep.equal([['resume_node', id], ['complete_drain', id], ['drain_node', id]]);
       const h = await t.request('GET', `/ops/actions/history?action=mitigate_incident&target=${id}`, { token: op });
       expect(h.body.actions.map((a: { detail: { action: string } }) => a.detail.action)).to.deep.equal(['restart_node', 'drain_node']);
-      await until(() => mesh.node('analytics-1').live_threads.length > 0, 5000, 'fresh threads');
+      await eventually(() => mesh.node('analytics-1').live_threads.length > 0, 5000, 'fresh threads');
       expect(mesh.node('analytics-1').live_threads.map((x) => x.thread_id)).to.not.deep.equal(threadsBefore);
       await mesh.abortDrain('llm-1', manual);
     });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestHost } from '../helpers/host';
-import { startMeshHost, until } from '../core/mesh-helpers';
+import { startMeshHost } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 describe('kernels plugin (/kernels, /api/kernels)', () => {
   let t: TestHost;
@@ -10,7 +11,7 @@ describe('kernels plugin (/kernels, /api/kernels)', () => {
     t = await startMeshHost(['analytics', 'trading', 'llm'], { kernels: { trading: { nodes: 2 } } });
     viewer = (await t.userToken('viewer')).token;
     member = (await t.userToken('member')).token;
-    await until(() => t.host.services.mesh.kernels().every((k) => k.health === 'healthy'), 5000, 'healthy kernels');
+    await eventually(() => t.host.services.mesh.kernels().every((k) => k.health === 'healthy'), 5000, 'healthy kernels');
   });
   after(() => t.stop());
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestHost } from '../helpers/host';
-import { startMeshHost, until } from '../core/mesh-helpers';
+import { startMeshHost } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 describe('mesh plugin (/mesh health and stats) and node management', () => {
   let t: TestHost;
@@ -8,7 +9,7 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
   before(async () => {
     t = await startMeshHost(['analytics']);
     viewer = (await t.userToken('viewer')).token;
-    await until(() => t.host.services.mesh.globalHealth.health === 'healthy', 5000, 'healthy mesh');
+    await eventually(() => t.host.services.mesh.globalHealth.health === 'healthy', 5000, 'healthy mesh');
   });
   after(() => t.stop());
 
@@ -38,7 +39,7 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
     const who = { source: 'manual' as const, actor: 'test' };
     const added = await mesh.addNode('analytics', who, 2);
     expect(added).to.include({ id: 'analytics-2', threads: 2 });
-    await until(() => mesh.node('analytics-2').live_threads.length === 2, 3000, 'two threads');
+    await eventually(() => mesh.node('analytics-2').live_threads.length === 2, 3000, 'two threads');
     const resized = await mesh.setThreads('analytics-2', 1, who);
     expect(resized.threads).to.equal(1);
     let refused = 0;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestHost } from '../helpers/host';
-import { startMeshHost, until } from '../core/mesh-helpers';
+import { startMeshHost } from '../core/mesh-helpers';
+import { eventually } from '../helpers/eventually';
 
 describe('ops-mesh plugin (/ops mesh endpoints)', () => {
   let t: TestHost;
@@ -8,7 +9,7 @@ describe('ops-mesh plugin (/ops mesh endpoints)', () => {
   before(async () => {
     t = await startMeshHost(['analytics', 'trading'], { nodesPerKernel: 2 });
     viewer = (await t.userToken('viewer')).token;
-    await until(() => t.host.services.mesh.globalHealth.health === 'healthy' && t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 5000, 'healthy mesh');
+    await eventually(() => t.host.services.mesh.globalHealth.health === 'healthy' && t.host.services.mesh.nodes().every((n) => n.health === 'healthy'), 5000, 'healthy mesh');
   });
   after(() => t.stop());
 
@@ -54,12 +55,12 @@ describe('ops-mesh plugin (/ops mesh endpoints)', () => {
     expect(r.status).to.equal(202);
     expect(r.body.changed).to.deep.equal(['trading-1', 'trading-2']);
     // Nothing in flight: at the deadline the mesh completes the drain itself.
-    await until(() => t.host.services.mesh.kernel('trading').state === 'drained', 4000, 'drained at the deadline');
-    const auto = await until(async () => {
+    await eventually(() => t.host.services.mesh.kernel('trading').state === 'drained', 4000, 'drained at the deadline');
+    const auto = await eventually(async () => {
       const l = await t.host.services.actions.list({ limit: 5, source: 'automated', action: 'complete_drain' });
       return l.actions.length === 2 ? l : null;
     }, 3000, 'two automated actions');
-    expect(auto!.actions.map((a) => a.target_id).sort()).to.deep.equal(['trading-1', 'trading-2']);
+    expect(auto.actions.map((a) => a.target_id).sort()).to.deep.equal(['trading-1', 'trading-2']);
     expect((await t.request('POST', '/ops/kernels/trading/drain', { token: operator, body: {} })).status).to.equal(409);
     expect((await t.request('POST', '/ops/kernels/trading/resume', { token: operator })).status).to.equal(200);
   });

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { BusEvent } from '../../core/events';
 import opsMesh from '../../plugins/ops-mesh';
 import workflows from '../../plugins/workflows';
-import { BUILTIN_KERNELS, FIXTURE_KERNELS, openStream, until } from '../core/mesh-helpers';
+import { BUILTIN_KERNELS, FIXTURE_KERNELS, openStream } from '../core/mesh-helpers';
 import { eventually } from '../helpers/eventually';
 import { dropSchema, eachDatabase, startHost, type DbKind, type TestHost } from '../helpers/host';
 
@@ -198,7 +198,7 @@ eachDatabase('workflows plugin', (db) => {
     it('aborts the running task on its worker and skips the rest; 409 once finished', async () => {
       const def = (await create({ name: 'slow', steps: [{ id: 'slow', kernel: 'probe', task: 'wait', input: { ms: 30_000 } }, { id: 'after', kernel: 'probe', task: 'wait', input: { ms: 1 } }] })).body;
       const id = (await run(def.id)).body.id;
-      await until(async () => (await exec(id)).body.steps[0].state === 'running' && t.host.services.mesh.node('probe-1').in_flight === 1, 5000, 'the task to run');
+      await eventually(async () => (await exec(id)).body.steps[0].state === 'running' && t.host.services.mesh.node('probe-1').in_flight === 1, 5000, 'the task to run');
       expect((await t.request('POST', `/ops/workflows/${id}/cancel`, { token: viewer })).status).to.equal(403);
       expect((await t.request('POST', `/ops/workflows/${id}/cancel`, { token: acme })).status).to.equal(404);
       const t0 = Date.now();
@@ -237,11 +237,11 @@ eachDatabase('workflows plugin', (db) => {
     it('a runner stops before its next step when storage says the execution was finished elsewhere', async () => {
       const def = (await create({ name: 'two', steps: [{ id: 'a', kernel: 'probe', task: 'wait', input: { ms: 300 } }, { id: 'b', kernel: 'probe', task: 'wait', input: { ms: 1 } }] })).body;
       const id = (await run(def.id)).body.id;
-      await until(async () => (await exec(id)).body.steps[0].state === 'running', 5000, 'step a to run');
+      await eventually(async () => (await exec(id)).body.steps[0].state === 'running', 5000, 'step a to run');
       const ran = t.host.services.mesh.node('probe-1').tasks_run;
       // What a cancel on another host writes.
       await t.host.services.db('workflow_executions').where({ id }).update({ state: 'cancelled', error: 'cancelled by request' });
-      await until(() => t.host.services.mesh.node('probe-1').tasks_run === ran + 1, 5000, 'step a to finish');
+      await eventually(() => t.host.services.mesh.node('probe-1').tasks_run === ran + 1, 5000, 'step a to finish');
       await new Promise((r) => setTimeout(r, 100));
       expect(t.host.services.mesh.node('probe-1').tasks_run).to.equal(ran + 1);
       expect((await exec(id)).body.state).to.equal('cancelled');
@@ -259,7 +259,7 @@ eachDatabase('workflows across a restart', (db) => {
       const def = (await t.request('POST', '/workflows', { token: member, body: { name: 'long', steps: [{ id: 'w', kernel: 'probe', task: 'wait', input: { ms: 30_000 } }] } })).body;
       const stopped = (await t.request('POST', `/workflows/${def.id}/run`, { token: member })).body.id;
       // The step running too (the execution is stored running a moment before its step is).
-      await until(async () => (await t.request('GET', `/ops/workflows/${stopped}`, { token: member })).body.steps[0].state === 'running', 5000, 'running');
+      await eventually(async () => (await t.request('GET', `/ops/workflows/${stopped}`, { token: member })).body.steps[0].state === 'running', 5000, 'running');
       // A host that died without stopping leaves its row running: simulate one.
       const crashed = crypto.randomUUID();
       const row = await t.host.services.db('workflow_executions').where({ id: stopped }).first();

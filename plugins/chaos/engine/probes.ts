@@ -20,7 +20,7 @@ export interface Sample {
 function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return Math.round(sorted[i]! * 1000) / 1000;
+  return Math.round(sorted[i] * 1000) / 1000;
 }
 
 /** One round: `count` probes per domain, `concurrency` at a time. */

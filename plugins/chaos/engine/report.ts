@@ -1,7 +1,6 @@
 // The resilience report and the experiment history (both scoped to the caller's tenant).
-import { decodeCursor, encodeCursor } from '../../../core/actions';
+import { afterCursor, encodeCursor } from '../../../core/pagination';
 import type { Db } from '../../../core/db';
-import { invalid } from '../../../core/errors';
 import type { Experiment, Measurement, Report } from './schemas';
 import { withInjections } from './store';
 
@@ -14,15 +13,7 @@ export async function listExperiments(db: Db, tenantId: string, q: { limit: numb
   const query = db('chaos_experiments').where({ tenant_id: tenantId }).orderBy([{ column: 'started_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
   if (q.status) query.andWhere({ status: q.status });
   if (q.scenario_id) query.andWhere({ scenario_id: q.scenario_id });
-  if (q.cursor) {
-    let at: string, id: string;
-    try {
-      [at, id] = decodeCursor(q.cursor) as [string, string];
-    } catch {
-      throw invalid(['query', 'cursor'], 'malformed cursor');
-    }
-    query.andWhere((w) => w.where('started_at', '<', at).orWhere((x) => x.where('started_at', at).andWhere('id', '<', id)));
-  }
+  afterCursor(query, q.cursor, 'started_at');
   const rows: Row[] = q.domain ? (await query.limit(5000)).filter((r: Row) => (JSON.parse(r.target_domains) as string[]).includes(q.domain!)).slice(0, q.limit + 1) : await query.limit(q.limit + 1);
   const page = await withInjections(db, rows.slice(0, q.limit));
   const last = rows.length > q.limit ? rows[q.limit - 1] : undefined;

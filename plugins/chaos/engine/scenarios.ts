@@ -1,7 +1,7 @@
 // Scenarios: built-in ones (seeded idempotently, tenant_id null, visible to every tenant) and
 // the ones operators create (their tenant's).
 import crypto from 'node:crypto';
-import { decodeCursor, encodeCursor } from '../../../core/actions';
+import { afterCursor, encodeCursor } from '../../../core/pagination';
 import { nowIso, type Db } from '../../../core/db';
 import { invalid, NotFound, Unprocessable } from '../../../core/errors';
 import { INJECTION_TYPES, PARAMETER_SCHEMAS, hypothesis, type InjectionType, type Scenario, type ScenarioInput } from './schemas';
@@ -10,8 +10,8 @@ import { scenarioOf } from './store';
 /** A stable UUID (version 5 layout) for a built-in, so that every host and restart agrees on it. */
 export function builtinId(key: string): string {
   const h = crypto.createHash('sha1').update(`chaos-builtin:${key}`).digest();
-  h[6] = (h[6]! & 0x0f) | 0x50;
-  h[8] = (h[8]! & 0x3f) | 0x80;
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
@@ -45,7 +45,7 @@ export function checkParameters(type: string, parameters: Record<string, unknown
   if (!(INJECTION_TYPES as readonly string[]).includes(type)) throw invalid(['body', 'injection_type'], `unknown injection type "${type}"; known: ${INJECTION_TYPES.join(', ')}`);
   const r = PARAMETER_SCHEMAS[type as InjectionType].safeParse(parameters);
   if (!r.success) throw new Unprocessable(r.error.issues.map((i) => ({ loc: ['body', 'parameters', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
-  return r.data as Record<string, number>;
+  return r.data;
 }
 
 export async function createScenario(db: Db, input: ScenarioInput, caller: { id: string; tenantId: string }, knownDomains: string[]): Promise<Scenario> {
@@ -85,15 +85,7 @@ export async function getScenario(db: Db, tenantId: string, id: string): Promise
 export async function listScenarios(db: Db, tenantId: string, q: { limit: number; cursor?: string; injection_type?: string; domain?: string }): Promise<{ scenarios: Scenario[]; next_cursor: string | null }> {
   const query = visible(db, tenantId).orderBy([{ column: 'created_at' }, { column: 'id' }]);
   if (q.injection_type) query.andWhere({ injection_type: q.injection_type });
-  if (q.cursor) {
-    let at: string, id: string;
-    try {
-      [at, id] = decodeCursor(q.cursor) as [string, string];
-    } catch {
-      throw invalid(['query', 'cursor'], 'malformed cursor');
-    }
-    query.andWhere((w) => w.where('created_at', '>', at).orWhere((x) => x.where('created_at', at).andWhere('id', '>', id)));
-  }
+  afterCursor(query, q.cursor, 'created_at', 'asc');
   // The domain filter reads the JSON list; it is applied in memory on a bounded read.
   const rows = q.domain ? (await query.limit(5000)).filter((r) => (JSON.parse(r.target_domains) as string[]).includes(q.domain!)).slice(0, q.limit + 1) : await query.limit(q.limit + 1);
   const page = rows.slice(0, q.limit).map(scenarioOf);

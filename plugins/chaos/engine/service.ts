@@ -184,7 +184,7 @@ export class ChaosService implements ChaosRuns {
   async get(tenantId: string, id: string): Promise<Experiment> {
     const row = await this.db('chaos_experiments').where({ id, tenant_id: tenantId }).first();
     if (!row) throw new NotFound(`Experiment ${id} not found`);
-    return (await withInjections(this.db, [row]))[0]!;
+    return (await withInjections(this.db, [row]))[0];
   }
 
   // ---- starting ----

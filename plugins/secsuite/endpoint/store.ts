@@ -118,7 +118,7 @@ export async function matchIndicators(d: Deps, tenantId: string, ind: Indicators
   if (ips.length) {
     for (const r of await live().where({ type: 'ip' })) {
       const net = parseNet(r.value);
-      const hit = net && ips.find((ip) => covers(net, ip!));
+      const hit = net && ips.find((ip) => covers(net, ip));
       if (hit) out.push({ type: 'ip', value: r.value, indicator_id: r.id, source: r.source, name: r.name ?? null, stix_id: r.stix_id ?? null, matched_by: hit.text === r.value ? 'equal address' : `${hit.text} inside ${r.value}` });
     }
   }

@@ -118,7 +118,7 @@ export function netRoutes(route: RouteMaker<Deps>): RouteDef[] {
         if (!set) throw new StateConflict('no_policy_set', ['apply'], 'No policy set has been applied yet: apply the policies first');
         const zs = await zones(services.db, t);
         const results = body.flows.map((f) => {
-          const d = evaluate(zs, set!.policies, f);
+          const d = evaluate(zs, set.policies, f);
           return { flow: f, action: d.action, matched_policy: d.matched_policy && { id: d.matched_policy.id, name: d.matched_policy.name, priority: d.matched_policy.priority }, source_zones: d.source_zones, destination_zones: d.destination_zones, path: d.path };
         });
         return { version: set.version, results, method: 'quarantine zones deny first; then policies by priority (lower first), first match wins; zones resolved by CIDR containment of current members; no match is an implicit deny' };
