@@ -2,6 +2,7 @@ import { serve } from '../runtime';
 import { TaskInputError } from '../sdk';
 import { describe, holtWinters, percentile, regression, sorted } from './lib';
 import manifest from './manifest';
+import { welch } from './welch';
 
 export = serve(manifest, {
   describe: ({ values }) => describe(values),
@@ -33,4 +34,5 @@ export = serve(manifest, {
     }
     return holtWinters(series, horizon, alpha, beta, gamma, season_length);
   },
+  ab_difference: ({ a, b, confidence }) => welch(a, b, confidence),
 });

@@ -1,0 +1,37 @@
+import { billingRef } from '../../core/contracts/billing';
+import { featuresRef, usageRef } from '../../core/contracts/usage';
+import { definePlugin, provide, type Resolved } from '../../core/plugin';
+import { core } from '../../core/services';
+import { registerKeyAuth } from './keys';
+import { monetizationMigrations } from './migrations';
+import { accountRoutes } from './routes-account';
+import { marketRoutes } from './routes-market';
+import { reportRoutes } from './routes-reports';
+import { saasRoutes } from './routes-saas';
+import { BillingService } from './service';
+
+const deps = {
+  db: core.db, config: core.config, actions: core.actions, clock: core.clock, mesh: core.mesh, auth: core.auth, limits: core.limits,
+  usage: usageRef, features: featuresRef, billing: billingRef,
+};
+export type Deps = Resolved<typeof deps>;
+
+/**
+ * Monetization (spec 4.11) and billing (4.19): API keys as credentials, the double-entry ledger
+ * and payments, the catalogue and subscriptions, the marketplace and its public monetized runs,
+ * invoices, revenue, cost and investor figures (docs/groups/billing.md).
+ */
+export default definePlugin({
+  id: 'monetization',
+  prefix: '',
+  deps,
+  provides: [
+    provide(billingRef, {
+      deps: { db: core.db, config: core.config, mesh: core.mesh, clock: core.clock, usage: usageRef, features: featuresRef },
+      factory: ({ db, config, mesh, clock, usage, features }) => new BillingService(db, config, mesh, usage, features, () => clock.now()),
+    }),
+  ],
+  migrations: monetizationMigrations,
+  start: (d) => registerKeyAuth(d.auth, d.db, () => d.clock.now()),
+  routes: (route) => [...accountRoutes(route), ...marketRoutes(route), ...reportRoutes(route), ...saasRoutes(route)],
+});
