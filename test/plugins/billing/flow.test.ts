@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { eventually } from '../../helpers/eventually';
-import { startHost, type TestHost } from '../../helpers/host';
+import { eachDatabase, startHost, type TestHost } from '../../helpers/host';
 import { billingPlugins } from './plugins';
 
 // The group's "done when": a key calls the public run; usage, ledger, invoice and revenue
 // agree to the cent; a retried payment charges once; a plan without a feature gets 403.
-describe('billing: key -> public run -> usage, ledger, invoice, revenue', () => {
+eachDatabase('billing: key -> public run -> usage, ledger, invoice, revenue', (db) => {
   let t: TestHost;
   let buyer: { token: string };
   let seller: { token: string };
@@ -14,7 +14,7 @@ describe('billing: key -> public run -> usage, ledger, invoice, revenue', () => 
   let keyId = '';
 
   before(async () => {
-    t = await startHost({ plugins: billingPlugins, config: { billing: { usageFlushMs: 20 } } });
+    t = await startHost({ db, plugins: billingPlugins, config: { billing: { usageFlushMs: 20 } } });
     buyer = await t.userToken('member', 'buyer-co', 'pro');
     seller = await t.userToken('member', 'seller-co', 'pro');
   });
