@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalid, NotFound } from '../../core/errors';
+import { invalid } from '../../core/errors';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
 import { namedTenantScope } from '../../core/tenancy';
 import { monthBounds, monthOf } from './catalogue';
@@ -7,7 +7,7 @@ import type { Deps } from './index';
 import { invoiceSchema } from './invoice';
 import { money, moneySchema } from './money';
 import { costs, revenue } from './reports';
-import { svc, tenantMustExist } from './shared';
+import { svc, tenantMonth, tenantMustExist } from './shared';
 
 const DAY = 86_400_000;
 const tenantParams = z.object({ tenant_id: z.string().min(1).max(64) });
@@ -112,12 +112,7 @@ export function reportRoutes(route: RouteMaker<Deps>): RouteDef[] {
       }),
       errors: [404],
       handler: async ({ params, caller, services }) => {
-        const s = svc(services);
-        const scope = namedTenantScope(services.db, caller!, params.tenant_id);
-        const ent = await services.features.entitlements(scope.tenantId);
-        if (!ent) throw new NotFound('Tenant not found');
-        const now = services.clock.now();
-        const period = monthOf(now);
+        const { s, scope, ent, now, period } = await tenantMonth(services, caller!, params.tenant_id);
         const inv = await s.invoicer.invoice(scope.tenantId, period);
         const since = new Date(now.getTime() - 30 * DAY).toISOString();
         const pay = await services.db('ledger_transactions').where({ tenant_id: scope.tenantId, kind: 'payment', currency: s.config.billing.currency }).andWhere('created_at', '>=', since).count({ n: '*' }).sum({ a: 'amount' });

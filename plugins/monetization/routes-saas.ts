@@ -1,12 +1,10 @@
 import { z } from 'zod';
-import { NotFound } from '../../core/errors';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
-import { namedTenantScope } from '../../core/tenancy';
 import { monthBounds, monthOf } from './catalogue';
 import type { Deps } from './index';
 import { money, moneySchema } from './money';
 import { costs, mrrAt, mrrByTenant, revenue } from './reports';
-import { svc } from './shared';
+import { svc, tenantMonth } from './shared';
 
 const DAY = 86_400_000;
 const analysis = { method: z.string(), window: z.object({ from: z.string(), to: z.string() }), inputs: z.array(z.string()) };
@@ -56,12 +54,7 @@ export function saasRoutes(route: RouteMaker<Deps>): RouteDef[] {
       }),
       errors: [404],
       handler: async ({ params, caller, services }) => {
-        const s = svc(services);
-        const scope = namedTenantScope(services.db, caller!, params.tenant_id);
-        const ent = await services.features.entitlements(scope.tenantId);
-        if (!ent) throw new NotFound('Tenant not found');
-        const now = services.clock.now();
-        const period = monthOf(now);
+        const { s, scope, ent, now, period } = await tenantMonth(services, caller!, params.tenant_id);
         const from = monthBounds(period).start.toISOString();
         const fmt = (m: number) => money(m, s.config.billing.currency, s.config.billing.currencies);
         const totals = async (metric: 'requests' | 'request_errors' | 'kernel_tasks') => (await s.usage.totals(metric, from, now.toISOString(), scope.tenantId)).get(scope.tenantId) ?? 0;
