@@ -137,7 +137,7 @@ export class PublicRunner {
       id: crypto.randomUUID(), tenant_id: caller.tenantId, item_id: item.id, publisher_tenant_id: item.tenant_id, key_id: keyId, state: error ? 'failed' : 'succeeded', error,
       duration_ms: ms(t0), charged, currency: item.currency, transaction_id: null as string | null, idempotency_key: idemKey, output: JSON.stringify(results), created_at: this.now().toISOString(),
     };
-    await this.db.transaction(async (trx) => {
+    const write = this.db.transaction(async (trx) => {
       if (charged > 0) {
         const share = bpsOf(charged, this.config.billing.publisherShareBps);
         const txn = await this.ledger.post({
@@ -153,6 +153,14 @@ export class PublicRunner {
       }
       await trx('marketplace_runs').insert(run);
     });
+    try {
+      await write;
+    } catch (err) {
+      // The same Idempotency-Key twice at once: the first run's row won (and only it was charged).
+      const first = idemKey ? await this.priorRun(caller.tenantId, idemKey) : null;
+      if (first) return first;
+      throw err;
+    }
     this.usage.record({ tenantId: caller.tenantId, keyId, metric: 'public_runs', dimension: item.id, quantity: 1 });
     return this.view(run);
   }
