@@ -19,10 +19,10 @@ import { buildApp } from './http/app';
 import { Pipeline } from './http/pipeline';
 import { attachSockets } from './http/sockets';
 import { Lifecycle } from './lifecycle';
-import { BootError, checkPlugins, discoverPlugins } from './loader';
+import { BootError, checkPlugins, discoverPlugins, providerOrder } from './loader';
 import { createLogger, type Logger } from './logger';
 import { metaPlugin } from './meta';
-import type { PluginDef } from './plugin';
+import type { Deps, PluginDef, ServiceRef } from './plugin';
 import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
 import { Mesh } from './mesh/mesh';
@@ -31,13 +31,15 @@ import { createTelemetry, telemetryMigrations } from './telemetry';
 import { VERSION } from './meta';
 import { ChaosService } from './chaos/service';
 import { chaosMigrations } from './chaos/store';
-import type { ServiceName, Services } from './services';
+import { SERVICE_NAMES, systemClock, type Services } from './services';
 
 export interface HostOptions {
   config: Config;
   /** Plugins to load instead of discovering them (tests). */
   plugins?: PluginDef[];
   logger?: Logger;
+  /** Services to use instead of the ones core or a plugin would make (tests: a clock, a mailer). */
+  overrides?: Array<[ServiceRef<any>, unknown]>;
 }
 
 export interface StartResult {
@@ -45,9 +47,6 @@ export interface StartResult {
   /** Set on the very first start only: the admin account that was created. */
   admin: { email: string; password: string } | null;
 }
-
-/** Every core service a plugin may name; each area of core that adds a service lists it here. */
-export const SERVICE_NAMES: ServiceName[] = ['config', 'db', 'log', 'events', 'auth', 'health', 'pipeline', 'lifecycle', 'redis', 'actions', 'limits', 'accounts', 'mesh', 'hub', 'telemetry', 'chaos'];
 
 const DEFAULT_PLUGIN_DIR = path.resolve(__dirname, '..', 'plugins');
 
@@ -68,6 +67,12 @@ export class Host {
   readonly lifecycle = new Lifecycle();
   services!: Services;
   plugins: PluginDef[] = [];
+  /** Every service by id: core's and the ones plugins provide. */
+  private readonly registry = new Map<string, unknown>();
+  /** Each plugin's resolved deps: what its handlers get as `services`. */
+  private readonly pluginDeps = new Map<string, Record<string, unknown>>();
+  /** Plugin-provided services that started, in start order (stopped in reverse). */
+  private readonly startedServices: Array<{ plugin: string; stop: () => Promise<void> | void }> = [];
   private server?: http.Server;
   private wss?: WebSocketServer;
   private stopping?: Promise<void>;
@@ -89,7 +94,7 @@ export class Host {
     const enabled = found.filter((p) => !this.config.plugins.disabled.includes(p.id));
     const meta = metaPlugin(() => this.plugins);
     // Definitions are checked before anything is opened, so a bad plugin costs nothing.
-    this.plugins = checkPlugins([meta, ...enabled], SERVICE_NAMES);
+    this.plugins = checkPlugins([meta, ...enabled], SERVICE_NAMES).ordered;
 
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
@@ -114,7 +119,7 @@ export class Host {
     const pipeline = new Pipeline();
     const telemetry = createTelemetry(this.config, db, pipeline, VERSION);
     this.closers.unshift(() => telemetry.sdk.shutdown());
-    const { accounts, limits } = await this.startAuth(db, auth, pipeline, redis);
+    const { accounts, limits, mailer } = await this.startAuth(db, auth, pipeline, redis);
     const actions = new ActionLog(db, events);
     const mesh = new Mesh(this.config, db, events, actions, this.log);
     this.onStop(() => mesh.stop());
@@ -154,23 +159,17 @@ export class Host {
       hub,
       telemetry,
       chaos,
+      clock: systemClock,
+      mailer,
     };
     this.registerCoreHealth();
     const admin = await bootstrapAdmin(db, this.config);
+    await this.startPlugins();
 
-    for (const p of this.plugins) {
-      if (!p.start) continue;
-      await withTimeout(Promise.resolve().then(() => p.start!(this.services)), this.config.server.pluginStartTimeoutMs, `plugin "${p.id}": start`).catch(
-        (err: Error) => {
-          throw err instanceof BootError ? err : new BootError(`plugin "${p.id}": start failed: ${err.message}`);
-        },
-      );
-      this.lifecycle.startedPlugins.push(p.id);
-    }
-
-    const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes));
+    const depsOf = (pluginId: string | undefined) => this.pluginDeps.get(pluginId ?? '') ?? {};
+    const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes), depsOf);
     this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, IncomingMessage: app.IncomingMessage, ServerResponse: app.ServerResponse }, app);
-    this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets ?? []), this.services);
+    this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets), this.services, depsOf);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(this.config.server.port, this.config.server.host, () => resolve());
@@ -195,7 +194,50 @@ export class Host {
     this.onStop(() => mailer.close());
     const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer);
     this.onStop(() => accounts.settle());
-    return { accounts, limits };
+    return { accounts, limits, mailer };
+  }
+
+  /** The service with this reference (core's or a plugin's), once started. */
+  service<T>(ref: ServiceRef<T>): T {
+    if (!this.registry.has(ref.id)) throw new Error(`service "${ref.id}" is not started`);
+    return this.registry.get(ref.id) as T;
+  }
+
+  private resolve(deps: Deps): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, ref] of Object.entries(deps)) out[name] = this.service(ref);
+    return out;
+  }
+
+  /**
+   * In dependency order: each plugin's provided services (factory, then start), then the
+   * plugin's own start hook with its resolved deps. Handlers get the same resolved deps.
+   */
+  private async startPlugins(): Promise<void> {
+    const overrides = new Map((this.options.overrides ?? []).map(([ref, v]) => [ref.id, v]));
+    for (const [name, svc] of Object.entries(this.services)) this.registry.set(name, overrides.has(name) ? overrides.get(name) : svc);
+    const timeout = this.config.server.pluginStartTimeoutMs;
+    const boot = (what: string, fn: () => unknown) =>
+      withTimeout(Promise.resolve().then(fn), timeout, what).catch((err: Error) => {
+        throw err instanceof BootError ? err : new BootError(`${what} failed: ${err.message}`);
+      });
+    for (const p of this.plugins) {
+      for (const provider of providerOrder(p)) {
+        const what = `plugin "${p.id}": service "${provider.ref.id}"`;
+        let instance: unknown = overrides.get(provider.ref.id);
+        if (!overrides.has(provider.ref.id)) {
+          instance = await boot(`${what}: factory`, () => provider.factory(this.resolve(provider.deps)));
+          if (provider.start) await boot(`${what}: start`, () => provider.start!(instance));
+          if (provider.stop) this.startedServices.push({ plugin: p.id, stop: () => provider.stop!(instance) });
+        }
+        this.registry.set(provider.ref.id, instance);
+      }
+      // Kept per host, not on the route objects: hosts in one process share plugin modules.
+      const deps = this.resolve(p.deps);
+      this.pluginDeps.set(p.id, deps);
+      if (p.start) await boot(`plugin "${p.id}": start`, () => p.start!(deps));
+      this.lifecycle.startedPlugins.push(p.id);
+    }
   }
 
   private registerCoreHealth(): void {
@@ -248,11 +290,15 @@ export class Host {
       }
     }
     for (const p of [...this.plugins].reverse()) {
-      if (!p.stop || !this.lifecycle.startedPlugins.includes(p.id)) continue;
-      try {
-        await withTimeout(p.stop(this.services), this.config.server.pluginStartTimeoutMs, `plugin "${p.id}": stop`);
-      } catch (err) {
-        this.log.error({ err, plugin: p.id }, 'plugin stop failed');
+      const steps: Array<[string, () => unknown]> = [];
+      if (p.stop && this.lifecycle.startedPlugins.includes(p.id)) steps.push([`plugin "${p.id}": stop`, () => p.stop!(this.resolve(p.deps))]);
+      for (const s of this.startedServices.filter((x) => x.plugin === p.id).reverse()) steps.push([`plugin "${p.id}": service stop`, s.stop]);
+      for (const [what, fn] of steps) {
+        try {
+          await withTimeout(Promise.resolve().then(fn), this.config.server.pluginStartTimeoutMs, what);
+        } catch (err) {
+          this.log.error({ err, plugin: p.id }, 'plugin stop failed');
+        }
       }
     }
     for (const close of this.closers) {

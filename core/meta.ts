@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { buildOpenApi } from './openapi';
-import { definePlugin, route, type PluginDef } from './plugin';
+import { definePlugin, type PluginDef } from './plugin';
 
 export const VERSION: string = (require('../../package.json') as { version: string }).version;
 
@@ -10,8 +10,8 @@ export function metaPlugin(all: () => PluginDef[]): PluginDef {
   return definePlugin({
     id: 'core',
     prefix: '',
-    services: [],
-    routes: [
+    deps: {},
+    routes: (route) => [
       route({
         method: 'get',
         path: '/openapi.json',

@@ -9,16 +9,22 @@ import type { Pipeline } from './http/pipeline';
 import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
 import type { Accounts } from './auth/accounts';
+import type { Mailer } from './auth/mail';
 import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
 import type { TelemetryService } from './telemetry';
 import type { ChaosService } from './chaos/service';
+import { createServiceRef, type ServiceRef } from './plugin';
 
-/**
- * The core services a plugin may ask for by name. Each area of core adds its service
- * here; plugins list the names they use in `definePlugin({services})`.
- */
+/** The time source; tests replace it to move time without waiting. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** The core services: the host's own concerns. Plugins reach them through `core.<name>`. */
 export interface Services {
   config: Config;
   db: Db;
@@ -45,6 +51,34 @@ export interface Services {
   telemetry: TelemetryService;
   /** Chaos experiments on the live mesh: scenarios' runs, aborts, halt, journal (core/chaos). */
   chaos: ChaosService;
+  /** The time source. */
+  clock: Clock;
+  /** Outgoing mail: written to the outbox, sent by SMTP when configured. */
+  mailer: Mailer;
 }
 
 export type ServiceName = keyof Services;
+
+/** References to the core services, for a plugin's `deps`: `{ db: core.db }`. */
+export const core: { [K in ServiceName]: ServiceRef<Services[K]> } = {
+  config: createServiceRef('config'),
+  db: createServiceRef('db'),
+  log: createServiceRef('log'),
+  events: createServiceRef('events'),
+  auth: createServiceRef('auth'),
+  health: createServiceRef('health'),
+  pipeline: createServiceRef('pipeline'),
+  lifecycle: createServiceRef('lifecycle'),
+  redis: createServiceRef('redis'),
+  actions: createServiceRef('actions'),
+  limits: createServiceRef('limits'),
+  accounts: createServiceRef('accounts'),
+  mesh: createServiceRef('mesh'),
+  hub: createServiceRef('hub'),
+  telemetry: createServiceRef('telemetry'),
+  chaos: createServiceRef('chaos'),
+  clock: createServiceRef('clock'),
+  mailer: createServiceRef('mailer'),
+};
+
+export const SERVICE_NAMES = Object.keys(core) as ServiceName[];

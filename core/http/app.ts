@@ -63,7 +63,7 @@ export interface AppListener {
  * a server made with them (createServer's IncomingMessage / ServerResponse options) gets
  * objects that are Express's from the start.
  */
-export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[]): AppListener {
+export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDef[], depsOf: (pluginId: string | undefined) => object): AppListener {
   const app = express();
   class ApiRequest extends IncomingMessage {}
   class ApiResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
@@ -79,7 +79,7 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
   const table = new RouteTable(routes);
   const handlers = new Map(
     routes.map((r) => {
-      const handle = routeHandler(r, services, pipeline);
+      const handle = routeHandler(r, services, pipeline, depsOf(r.pluginId));
       return [r, (req: Request, res: Response, fail: (err: unknown) => void) => pipeline.track(handle(req, res, fail))] as const;
     }),
   );
@@ -90,7 +90,7 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
     context(req, res);
     const found = table.find(req.method, pathOf(req.url));
     if (found.kind === 'none') {
-      sendJson(res, 404, { detail: `Not Found: ${req.method} ${safeUrl(pathOf(req.originalUrl))}` });
+      sendJson(res, 404, { detail: `Not Found: ${req.method} ${safeUrl(pathOf(req.originalUrl))}`, code: 'ROUTE_NOT_FOUND' });
       return;
     }
     if (found.kind === 'method') {
@@ -100,7 +100,7 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
         res.end();
         return;
       }
-      sendJson(res, 405, { detail: `Method Not Allowed: ${req.method} ${safeUrl(pathOf(req.originalUrl))}; allowed: ${found.allowed.join(', ')}` });
+      sendJson(res, 405, { detail: `Method Not Allowed: ${req.method} ${safeUrl(pathOf(req.originalUrl))}; allowed: ${found.allowed.join(', ')}`, code: 'METHOD_NOT_ALLOWED' });
       return;
     }
     const { route, params } = found.match;

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { Forbidden, HttpError, Unauthorized, Unprocessable, type ValidationIssue } from '../errors';
+import { codeOf, Forbidden, HttpError, Unauthorized, Unprocessable, type ValidationIssue } from '../errors';
 import type { RouteDef } from '../plugin';
 import { roleAtLeast, type Caller } from '../roles';
 import type { Services } from '../services';
@@ -58,7 +58,7 @@ async function resolveCaller(route: RouteDef, req: Request, services: Services):
 }
 
 /** The express handler for one declared route. */
-export function routeHandler(route: RouteDef, services: Services, pipeline: Pipeline) {
+export function routeHandler(route: RouteDef, services: Services, pipeline: Pipeline, deps: object) {
   const validateResponses = services.config.server.validateResponses;
   return async (req: Request, res: Response, next: (err: unknown) => void) => {
     try {
@@ -90,7 +90,7 @@ export function routeHandler(route: RouteDef, services: Services, pipeline: Pipe
         },
         body: body as never,
         caller,
-        services,
+        services: deps,
         req,
         res,
       });
@@ -115,10 +115,12 @@ export function errorHandler(services: Services) {
     let status = 500;
     let detail: unknown = 'Internal Server Error';
     let headers: Record<string, string> = {};
+    let body: Record<string, unknown> | null = null;
     if (err instanceof HttpError) {
       status = err.status;
       detail = err.detail;
       headers = err.headers;
+      body = err.body();
     } else if (e?.type === 'entity.parse.failed') {
       status = 400;
       detail = 'Malformed JSON in request body';
@@ -138,7 +140,7 @@ export function errorHandler(services: Services) {
       return;
     }
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    sendJson(res, status, { detail });
+    sendJson(res, status, body ?? { detail, code: codeOf(status) });
   };
 }
 

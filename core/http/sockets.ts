@@ -7,7 +7,7 @@ import { roleAtLeast, type Caller } from '../roles';
 import type { Services } from '../services';
 
 function refuse(socket: Duplex, status: number, text: string): void {
-  const body = JSON.stringify({ detail: text });
+  const body = JSON.stringify({ detail: text, code: text.toUpperCase().replace(/ /g, '_') });
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -28,7 +28,7 @@ function tokenOf(req: IncomingMessage, url: URL): string | null {
 }
 
 /** Routes WebSocket upgrades to the declared socket endpoints, authenticating each. */
-export function attachSockets(server: Server, sockets: SocketDef[], services: Services): WebSocketServer {
+export function attachSockets(server: Server, sockets: SocketDef[], services: Services, depsOf: (pluginId: string | undefined) => object): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const byPath = new Map(sockets.map((s) => [normalise(s.fullPath ?? s.path), s]));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -46,7 +46,7 @@ export function attachSockets(server: Server, sockets: SocketDef[], services: Se
         caller = callerOf(result.claims);
         if (def.access !== 'authenticated' && !roleAtLeast(caller.role, def.access)) return refuse(socket, 403, 'Forbidden');
       }
-      wss.handleUpgrade(req, socket, head, (ws) => def.onConnection(ws, { caller, req, services }));
+      wss.handleUpgrade(req, socket, head, (ws) => def.onConnection(ws, { caller, req, services: depsOf(def.pluginId) }));
     })().catch(() => refuse(socket, 500, 'Internal Server Error'));
   });
   return wss;

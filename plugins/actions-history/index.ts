@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
 import { actionRecordSchema, decodeCursor } from '../../core/actions';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import { roleAtLeast } from '../../core/roles';
 
 const word = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lowercase letters, digits and _');
@@ -12,8 +13,8 @@ const action = actionRecordSchema;
 export default definePlugin({
   id: 'actions-history',
   prefix: '/ops/actions',
-  services: ['actions'],
-  routes: [
+  deps: { actions: core.actions },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/history',

@@ -39,7 +39,7 @@ export interface KernelFigures {
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Queue wait and error rate from the task outcomes of the window; utilisation, state and health from the live mesh. */
-export async function measure(services: Services, cfg: Config['ako']): Promise<KernelFigures[]> {
+export async function measure(services: Pick<Services, 'db' | 'mesh' | 'actions' | 'config'>, cfg: Config['ako']): Promise<KernelFigures[]> {
   // Outcomes are written in batches: write what is buffered so that the latest tasks count.
   await services.mesh.outcomesWriter.flush();
   const since = new Date(Date.now() - cfg.windowSeconds * 1000).toISOString();

@@ -4,8 +4,8 @@ import { nowIso, type Migration } from '../../core/db';
 import { Conflict, HttpError, NotFound } from '../../core/errors';
 import type { ActionActor } from '../../core/mesh/types';
 import { pageOf } from '../../core/pagination';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
+import { definePlugin } from '../../core/plugin';
+import { core, type Services } from '../../core/services';
 import { measure, propose, type Proposal } from './analysis';
 
 const STATUSES = ['proposed', 'applied', 'failed', 'superseded'] as const;
@@ -63,7 +63,7 @@ function toView(r: Record<string, any>): View {
 }
 
 /** Performs a proposal on the mesh; the mesh records each control action it does. */
-async function perform(services: Services, p: View, actor: ActionActor): Promise<unknown> {
+async function perform(services: Pick<Services, 'db' | 'mesh' | 'actions' | 'config'>, p: View, actor: ActionActor): Promise<unknown> {
   const mesh = services.mesh;
   switch (p.action) {
     case 'add_node':
@@ -89,9 +89,9 @@ const applying = new Set<string>();
 export default definePlugin({
   id: 'ako',
   prefix: '/ops/ako',
-  services: ['db', 'mesh', 'actions', 'config'],
+  deps: { db: core.db, mesh: core.mesh, actions: core.actions, config: core.config },
   migrations,
-  routes: [
+  routes: (route) => [
     route({
       method: 'post',
       path: '/recompute',

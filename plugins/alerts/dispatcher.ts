@@ -41,7 +41,7 @@ export class Dispatcher {
   private off: () => void = () => undefined;
   private dropped = 0;
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: Pick<Services, 'db' | 'events' | 'config' | 'log'>) {}
 
   private get cfg() {
     return this.services.config.alerts;

@@ -3,19 +3,14 @@ import { z } from 'zod';
 import { nowIso, type Db } from '../../core/db';
 import { invalid, NotFound, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
+import { createServiceRef, definePlugin, provide } from '../../core/plugin';
+import { core, type Services } from '../../core/services';
 import { Dispatcher } from './dispatcher';
 import { alertMigrations, EVENT_TYPES, toSubscription, type Subscription } from './store';
 import { refuseUrl } from './urls';
 
-const dispatchers = new WeakMap<Services, Dispatcher>();
-
-function dispatcherOf(services: Services): Dispatcher {
-  const d = dispatchers.get(services);
-  if (!d) throw new Unavailable('Alert delivery is not started');
-  return d;
-}
+/** Alert delivery: one dispatcher a host, made and stopped by the host. */
+const dispatcherRef = createServiceRef<Dispatcher>('alerts.dispatcher');
 
 const subscription = z.object({
   id: z.string(),
@@ -35,7 +30,7 @@ const page = {
 const publicView = ({ secret: _s, ...rest }: Subscription) => rest;
 
 
-async function ownSubscription(services: Services, tenantId: string, id: string): Promise<Subscription> {
+async function ownSubscription(services: Pick<Services, 'db'>, tenantId: string, id: string): Promise<Subscription> {
   const row = await services.db('alert_subscriptions').where({ id, tenant_id: tenantId }).first();
   if (!row) throw new NotFound(`No alert subscription ${id}`);
   return toSubscription(row);
@@ -44,18 +39,17 @@ async function ownSubscription(services: Services, tenantId: string, id: string)
 export default definePlugin({
   id: 'alerts',
   prefix: '/ops/alerts',
-  services: ['db', 'events', 'config', 'log'],
+  deps: { db: core.db, config: core.config, dispatcher: dispatcherRef },
+  provides: [
+    provide(dispatcherRef, {
+      deps: { db: core.db, events: core.events, config: core.config, log: core.log },
+      factory: (d) => new Dispatcher(d),
+      start: (d) => d.start(),
+      stop: (d) => d.stop(),
+    }),
+  ],
   migrations: alertMigrations,
-  async start(services) {
-    const d = new Dispatcher(services);
-    await d.start();
-    dispatchers.set(services, d);
-  },
-  async stop(services) {
-    await dispatchers.get(services)?.stop();
-    dispatchers.delete(services);
-  },
-  routes: [
+  routes: (route) => [
     route({
       method: 'get',
       path: '/subscriptions',
@@ -96,7 +90,7 @@ export default definePlugin({
           created_at: nowIso(),
         };
         await services.db('alert_subscriptions').insert(row);
-        await dispatcherOf(services).reload();
+        await services.dispatcher.reload();
         return toSubscription(row);
       },
     }),
@@ -114,7 +108,7 @@ export default definePlugin({
           await trx('alert_deliveries').where({ subscription_id: sub.id, tenant_id: sub.tenant_id }).delete();
           await trx('alert_subscriptions').where({ id: sub.id, tenant_id: sub.tenant_id }).delete();
         });
-        await dispatcherOf(services).reload();
+        await services.dispatcher.reload();
       },
     }),
     route({

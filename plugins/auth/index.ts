@@ -4,7 +4,8 @@ import { passwordProblem, PASSWORD_RULE } from '../../core/auth/passwords';
 import type { IssuedTokens } from '../../core/auth/sessions';
 import { publicUser, type UserRow } from '../../core/auth/store';
 import { BadRequest, HttpError, NotFound } from '../../core/errors';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import { ROLES } from '../../core/roles';
 
 const email = z.email().max(320);
@@ -38,8 +39,8 @@ const RESET_ACCEPTED = 'If an account with this e-mail exists, a password reset 
 export default definePlugin({
   id: 'auth',
   prefix: '/auth',
-  services: ['accounts', 'auth', 'db', 'actions'],
-  routes: [
+  deps: { accounts: core.accounts, auth: core.auth, db: core.db, actions: core.actions },
+  routes: (route) => [
     route({
       method: 'post',
       path: '/users',

@@ -2,7 +2,8 @@
 // engine is core's `services.chaos`; this plugin declares the routes.
 import { z } from 'zod';
 import { domainName, EXPERIMENT_STATUSES, experiment, INJECTION_TYPES, report, scenario, scenarioBody } from '../../core/chaos/schemas';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
 
 const who = (c: Caller | null) => ({ id: c!.id, tenantId: c!.tenantId });
@@ -13,8 +14,8 @@ const page = { limit: z.coerce.number().int().min(1).max(500).default(100), curs
 export default definePlugin({
   id: 'chaos',
   prefix: '',
-  services: ['chaos', 'mesh', 'config'],
-  routes: [
+  deps: { chaos: core.chaos, mesh: core.mesh, config: core.config },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/ops/resilience/scenarios',

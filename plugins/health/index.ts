@@ -3,7 +3,8 @@ import { decodeCursor, encodeCursor } from '../../core/actions';
 import { invalid, NotFound } from '../../core/errors';
 import { overall } from '../../core/health';
 import { health as meshHealth, incident, kernelId } from '../../core/mesh/schemas';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 
 const state = z.enum(['healthy', 'degraded', 'unhealthy', 'unknown', 'disabled']);
 const component = z.object({ status: state, detail: z.record(z.string(), z.unknown()) });
@@ -11,8 +12,8 @@ const component = z.object({ status: state, detail: z.record(z.string(), z.unkno
 export default definePlugin({
   id: 'health',
   prefix: '/health',
-  services: ['health', 'mesh'],
-  routes: [
+  deps: { health: core.health, mesh: core.mesh },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/',

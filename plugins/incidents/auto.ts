@@ -75,7 +75,7 @@ function breakerCause(e: BusEvent): Cause | null {
  * (resolving stays a person's decision). Events are handled one at a time, off the
  * publisher's call stack.
  */
-export function watchMesh(services: Services, store: IncidentStore): () => Promise<void> {
+export function watchMesh(services: Pick<Services, 'db' | 'events' | 'actions' | 'log' | 'mesh'>, store: IncidentStore): () => Promise<void> {
   let chain: Promise<void> = Promise.resolve();
   const handle = (cause: Cause | null) => {
     if (!cause) return;
@@ -92,7 +92,7 @@ export function watchMesh(services: Services, store: IncidentStore): () => Promi
   };
 }
 
-async function apply(services: Services, store: IncidentStore, c: Cause): Promise<void> {
+async function apply(services: Pick<Services, 'db' | 'events' | 'actions' | 'log' | 'mesh'>, store: IncidentStore, c: Cause): Promise<void> {
   const active = await store.activeByCause(c.key);
   const detail = { cause: c.key, event: { type: c.event.type, timestamp: c.event.timestamp, data: c.event.data } };
   if (active) {

@@ -1,25 +1,36 @@
 import { z } from 'zod';
 import { Conflict, HttpError, invalid, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { definePlugin, route } from '../../core/plugin';
+import { createServiceRef, definePlugin, provide } from '../../core/plugin';
 import type { Caller } from '../../core/roles';
-import type { Services } from '../../core/services';
+import { core, type Services } from '../../core/services';
 import { analytics, BUCKET_MS, summary } from './analytics';
 import { watchMesh } from './auto';
 import { MITIGATIONS } from './mitigations';
 import { analyticsQuery, detectBody, idParams, incident, listQuery, mitigateBody, noteBody, withTimeline } from './schemas';
 import { ACTIVE, IncidentStore, incidentMigrations, RULES, scoped, visible, type Incident } from './store';
 
-// One store per host (tests run several hosts in one process).
-const stores = new WeakMap<Services, { store: IncidentStore; stop: () => Promise<void> }>();
+/** The incident store and the watcher that opens incidents from mesh events. */
+class Incidents {
+  readonly store: IncidentStore;
+  private unwatch?: () => Promise<void>;
 
-function storeOf(services: Services): IncidentStore {
-  const s = stores.get(services);
-  if (!s) throw new Unavailable('The incident store is not started');
-  return s.store;
+  constructor(private readonly d: Pick<Services, 'db' | 'events' | 'actions' | 'log' | 'mesh'>) {
+    this.store = new IncidentStore(d.db, d.events);
+  }
+
+  start(): void {
+    this.unwatch = watchMesh(this.d, this.store);
+  }
+
+  async stop(): Promise<void> {
+    await this.unwatch?.();
+  }
 }
 
-function record(services: Services, caller: Caller, action: string, i: Incident, result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown> = {}) {
+const incidentsRef = createServiceRef<Incidents>('incidents.store');
+
+function record(services: Pick<Services, 'actions'>, caller: Caller, action: string, i: Incident, result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown> = {}) {
   return services.actions.record({
     source: 'manual',
     actor: caller.id,
@@ -36,17 +47,17 @@ function record(services: Services, caller: Caller, action: string, i: Incident,
 export default definePlugin({
   id: 'incidents',
   prefix: '',
-  services: ['db', 'events', 'actions', 'log', 'mesh'],
+  deps: { db: core.db, actions: core.actions, mesh: core.mesh, incidents: incidentsRef },
+  provides: [
+    provide(incidentsRef, {
+      deps: { db: core.db, events: core.events, actions: core.actions, log: core.log, mesh: core.mesh },
+      factory: (d) => new Incidents(d),
+      start: (i) => i.start(),
+      stop: (i) => i.stop(),
+    }),
+  ],
   migrations: incidentMigrations,
-  start(services) {
-    const store = new IncidentStore(services.db, services.events);
-    stores.set(services, { store, stop: watchMesh(services, store) });
-  },
-  async stop(services) {
-    await stores.get(services)?.stop();
-    stores.delete(services);
-  },
-  routes: [
+  routes: (route) => [
     route({
       method: 'post',
       path: '/incidents/detect',
@@ -60,7 +71,7 @@ export default definePlugin({
         const domain = body.domain ?? body.kernel_id;
         if (body.domain && body.kernel_id && body.domain !== body.kernel_id) throw invalid(['body', 'kernel_id'], `kernel ${body.kernel_id} is not the kernel of domain ${body.domain}`);
         if (body.node_id && domain && !body.node_id.startsWith(`${domain}-`)) throw invalid(['body', 'node_id'], `node ${body.node_id} is not a node of ${domain}`);
-        const store = storeOf(services);
+        const store = services.incidents.store;
         const opened = await store.open({ ...body, domain, tenant_id: caller!.tenantId, source: 'manual', actor: caller!.id });
         await record(services, caller!, 'open_incident', opened!, 'succeeded', { severity: body.severity });
         return store.get(opened!.id, null);
@@ -90,7 +101,7 @@ export default definePlugin({
       params: idParams,
       response: withTimeline,
       errors: [404],
-      handler: ({ params, caller, services }) => storeOf(services).get(params.incident_id, visible(caller!)),
+      handler: ({ params, caller, services }) => services.incidents.store.get(params.incident_id, visible(caller!)),
     }),
     route({
       method: 'post',
@@ -102,7 +113,7 @@ export default definePlugin({
       response: withTimeline,
       errors: [404, 409],
       handler: async ({ params, body, caller, services }) => {
-        const after = await storeOf(services).transition(params.incident_id, visible(caller!), 'resolved', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
+        const after = await services.incidents.store.transition(params.incident_id, visible(caller!), 'resolved', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
         await record(services, caller!, 'resolve_incident', after, 'succeeded');
         return after;
       },
@@ -117,7 +128,7 @@ export default definePlugin({
       response: withTimeline,
       errors: [404, 409],
       handler: async ({ params, body, caller, services }) => {
-        const after = await storeOf(services).transition(params.incident_id, visible(caller!), 'closed', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
+        const after = await services.incidents.store.transition(params.incident_id, visible(caller!), 'closed', { source: 'manual', actor: caller!.id, detail: body.note ? { note: body.note } : {} });
         await record(services, caller!, 'close_incident', after, 'succeeded');
         return after;
       },
@@ -134,7 +145,7 @@ export default definePlugin({
       handler: async ({ params, body, caller, services }) => {
         const m = MITIGATIONS[body.action];
         if (!m.pattern.test(body.target)) throw invalid(['body', 'target'], `${body.action} needs a ${m.target} id${m.target === 'node' ? ' such as trading-1' : ' such as trading'}`);
-        const store = storeOf(services);
+        const store = services.incidents.store;
         const scope = visible(caller!);
         const current = await store.get(params.incident_id, scope);
         const allowed: readonly string[] = RULES.mitigated;

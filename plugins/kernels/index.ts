@@ -3,15 +3,16 @@ import { decodeCursor, encodeCursor } from '../../core/actions';
 import { invalid } from '../../core/errors';
 import { Cancel } from '../../core/mesh/cancel';
 import { kernelId, kernelView, meshStats } from '../../core/mesh/schemas';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 
 const domainParams = z.object({ domain: kernelId });
 
 export default definePlugin({
   id: 'kernels',
   prefix: '/kernels',
-  services: ['mesh'],
-  routes: [
+  deps: { mesh: core.mesh },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/',

@@ -3,7 +3,8 @@ import { decodeCursor, encodeCursor } from '../../core/actions';
 import { invalid } from '../../core/errors';
 import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeState, nodeView } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
 
 const params = z.object({ node_id: nodeId });
@@ -12,8 +13,8 @@ const actor = (c: Caller | null): ActionActor => ({ source: 'manual', actor: c?.
 export default definePlugin({
   id: 'mesh',
   prefix: '/mesh',
-  services: ['mesh'],
-  routes: [
+  deps: { mesh: core.mesh },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/health',

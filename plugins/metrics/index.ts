@@ -1,4 +1,5 @@
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 
 // GET /metrics/: the OpenTelemetry Prometheus exporter's view of every instrument of the
 // host (HTTP requests, kernel tasks and gauges, ingest counts, GenAI metrics), served on
@@ -7,8 +8,8 @@ import { definePlugin, route } from '../../core/plugin';
 export default definePlugin({
   id: 'metrics',
   prefix: '',
-  services: ['telemetry'],
-  routes: [
+  deps: { telemetry: core.telemetry },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/metrics/',

@@ -17,7 +17,7 @@ export const pipelineFiguresSchema = z.object({
  * the events), the events stored now, and their payload bytes. The size of the whole
  * table (every tenant) is shown to admins only.
  */
-export async function pipelineFigures(services: Services, tenantId: string, caller: Caller): Promise<z.infer<typeof pipelineFiguresSchema>> {
+export async function pipelineFigures(services: Pick<Services, 'db' | 'auth' | 'telemetry' | 'lifecycle' | 'actions'>, tenantId: string, caller: Caller): Promise<z.infer<typeof pipelineFiguresSchema>> {
   const { store } = services.telemetry;
   const db = services.db;
   const [stats, stored] = await Promise.all([store.stats(tenantId), store.storedCounts(tenantId)]);

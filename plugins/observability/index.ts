@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { Unavailable } from '../../core/errors';
 import { timed } from '../../core/health';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin, type RouteMaker } from '../../core/plugin';
+import { deps, type Deps } from './deps';
 import { EVENT_TYPES, scopeTenant, type EventType } from '../../core/telemetry';
 import { keyMigrations, keyRoutes, registerAuthenticator } from './keys';
 import { queryRoutes } from './query';
@@ -23,7 +24,7 @@ const DESCRIPTIONS: Record<EventType, string> = {
   evaluation: 'An evaluation: metric, score required; evaluator, model, passed, threshold optional.',
 };
 
-function ingestRoute(type: EventType) {
+function ingestRoute(route: RouteMaker<Deps>, type: EventType) {
   return route({
     method: 'post',
     path: `/v1/ingest/${type}`,
@@ -44,15 +45,15 @@ function ingestRoute(type: EventType) {
 export default definePlugin({
   id: 'observability',
   prefix: '/observability',
-  services: ['db', 'auth', 'telemetry', 'lifecycle', 'actions'],
+  deps,
   migrations: keyMigrations,
   start(services) {
     registerAuthenticator(services);
   },
-  routes: [
-    ...EVENT_TYPES.map(ingestRoute),
-    ...queryRoutes,
-    ...keyRoutes,
+  routes: (route) => [
+    ...EVENT_TYPES.map((type) => ingestRoute(route, type)),
+    ...queryRoutes(route),
+    ...keyRoutes(route),
     route({
       method: 'get',
       path: '/metrics',

@@ -4,7 +4,8 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { nowIso, type Db, type Migration } from '../../core/db';
 import { Conflict, Forbidden, NotFound, Unauthorized } from '../../core/errors';
-import { route } from '../../core/plugin';
+import type { RouteMaker } from '../../core/plugin';
+import type { Deps } from './deps';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { scopeTenant } from '../../core/telemetry';
@@ -61,7 +62,7 @@ function presentedKey(headers: Record<string, string | string[] | undefined>): s
 }
 
 /** Registers the ingest-key authenticator with core auth. */
-export function registerAuthenticator(services: Services): void {
+export function registerAuthenticator(services: Deps): void {
   const db = services.db;
   // Last-used times are written at most once a minute per key, to keep ingest write-light.
   const touched = new Map<string, number>();
@@ -89,7 +90,7 @@ async function tenantExists(db: Db, id: string): Promise<boolean> {
   return Boolean(await db('tenants').where({ id }).first('id'));
 }
 
-export const keyRoutes = [
+export const keyRoutes = (route: RouteMaker<Deps>) => [
   route({
     method: 'post',
     path: '/v1/ingest-keys',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
-import { route } from '../../core/plugin';
+import type { RouteMaker } from '../../core/plugin';
+import type { Deps } from './deps';
 import {
   EVENT_TYPES, evaluationMetrics, evaluationMetricsSchema, fromRow, llmMetrics, llmMetricsSchema, outcomeMetrics, outcomeMetricsSchema,
   parseGroups, policyMetrics, policyMetricsSchema, scopeTenant, traceSchema, traceTree, window,
@@ -26,7 +27,7 @@ function checkedWindow(q: { since?: string; until?: string }, tenantId: string) 
   return { ...w, tenantId };
 }
 
-export const queryRoutes = [
+export const queryRoutes = (route: RouteMaker<Deps>) => [
   route({
     method: 'get',
     path: '/v1/query/events',

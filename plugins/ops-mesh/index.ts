@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { drainBody, kernelActionResult, kernelId, kernelView, meshStats, overview } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
 
 const params = z.object({ kernel_id: kernelId });
@@ -11,8 +12,8 @@ const actor = (c: Caller | null): ActionActor => ({ source: 'manual', actor: c?.
 export default definePlugin({
   id: 'ops-mesh',
   prefix: '/ops',
-  services: ['mesh', 'hub'],
-  routes: [
+  deps: { mesh: core.mesh, hub: core.hub },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/mesh/overview',

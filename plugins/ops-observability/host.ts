@@ -15,7 +15,7 @@ type Point = { attributes: Record<string, unknown>; value: unknown };
  * The host's own telemetry, read back from the OpenTelemetry meter (what /metrics/ shows):
  * kernel task counts, node and breaker states, HTTP figures since start, kernel health.
  */
-export async function hostFigures(services: Services): Promise<z.infer<typeof hostSchema>> {
+export async function hostFigures(services: Pick<Services, 'db' | 'telemetry' | 'actions' | 'health'>): Promise<z.infer<typeof hostSchema>> {
   const rm = await services.telemetry.sdk.collect();
   const points = (name: string): Point[] =>
     rm.scopeMetrics.flatMap((s) => s.metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as unknown as Point[]));

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
 import { actionRecordSchema } from '../../core/actions';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import {
   llmMetrics, llmMetricsSchema, outcomeMetrics, outcomeMetricsSchema, parseGroups, policyMetrics, policyMetricsSchema, scopeTenant, window,
 } from '../../core/telemetry';
@@ -30,8 +31,8 @@ const actionSchema = actionRecordSchema;
 export default definePlugin({
   id: 'ops-observability',
   prefix: '/ops/observability',
-  services: ['db', 'telemetry', 'actions', 'health'],
-  routes: [
+  deps: { db: core.db, telemetry: core.telemetry, actions: core.actions, health: core.health },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/overview',

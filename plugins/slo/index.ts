@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Config } from '../../core/config';
 import { outcomeCounts, outcomePercentiles } from '../../core/mesh/outcomes';
 import { kernelId } from '../../core/mesh/schemas';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
+import { definePlugin } from '../../core/plugin';
+import { core, type Services } from '../../core/services';
 
 const round = (x: number, digits = 6) => Math.round(x * 10 ** digits) / 10 ** digits;
 
@@ -30,7 +30,7 @@ function objectiveOf(config: Config, domain: string) {
 }
 
 /** One domain's SLO over its window, from the recorded task outcomes (definitions: README "SLOs"). */
-async function measure(services: Services, domain: string): Promise<Report> {
+async function measure(services: Pick<Services, 'mesh' | 'config' | 'db'>, domain: string): Promise<Report> {
   const o = objectiveOf(services.config, domain);
   const until = new Date();
   const since = new Date(until.getTime() - o.windowSeconds * 1000);
@@ -68,8 +68,8 @@ async function measure(services: Services, domain: string): Promise<Report> {
 export default definePlugin({
   id: 'slo',
   prefix: '/ops',
-  services: ['mesh', 'config', 'db'],
-  routes: [
+  deps: { mesh: core.mesh, config: core.config, db: core.db },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/slo',

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Config } from '../../core/config';
 import { nowIso } from '../../core/db';
 import { Conflict, invalid, NotFound } from '../../core/errors';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
 import { namedTenantScope } from '../../core/tenancy';
 
 interface TenantRow {
@@ -41,8 +42,8 @@ function checkPlan(config: Config, plan: string): void {
 export default definePlugin({
   id: 'tenants',
   prefix: '',
-  services: ['db', 'config', 'limits', 'actions'],
-  routes: [
+  deps: { db: core.db, config: core.config, limits: core.limits, actions: core.actions },
+  routes: (route) => [
     route({
       method: 'get',
       path: '/tenant/current',

@@ -4,20 +4,15 @@ import { z } from 'zod';
 import { nowIso } from '../../core/db';
 import { Conflict, invalid, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { definePlugin, route } from '../../core/plugin';
-import type { Services } from '../../core/services';
+import { createServiceRef, definePlugin, provide } from '../../core/plugin';
+import { core, type Services } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { Runner } from './runner';
 import { checkSteps, definition, definitionBody, execution, page } from './schemas';
 import { EXEC_STATES, FINISHED, toDefinition, toExecution, workflowMigrations, type Execution } from './store';
 
-const runners = new WeakMap<Services, Runner>();
-
-function runnerOf(services: Services): Runner {
-  const r = runners.get(services);
-  if (!r) throw new Unavailable('The workflow runner is not started');
-  return r;
-}
+/** The workflow runner: one a host, made and stopped by the host. */
+const runnerRef = createServiceRef<Runner>('workflows.runner');
 
 
 const workflowParams = z.object({ workflow_id: z.uuid() });
@@ -26,19 +21,20 @@ const execParams = z.object({ execution_id: z.uuid() });
 export default definePlugin({
   id: 'workflows',
   prefix: '',
-  services: ['db', 'events', 'mesh', 'log'],
+  deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log, runner: runnerRef },
+  provides: [
+    provide(runnerRef, {
+      deps: { db: core.db, events: core.events, mesh: core.mesh, log: core.log },
+      factory: (d) => new Runner(d),
+      start: async (runner) => {
+        const n = await runner.recover();
+        if (n) runner.log.warn({ executions: n }, 'workflow executions left running by a stopped host were marked failed');
+      },
+      stop: (runner) => runner.stop(),
+    }),
+  ],
   migrations: workflowMigrations,
-  async start(services) {
-    const runner = new Runner(services);
-    const n = await runner.recover();
-    if (n) services.log.warn({ executions: n }, 'workflow executions left running by a stopped host were marked failed');
-    runners.set(services, runner);
-  },
-  async stop(services) {
-    await runners.get(services)?.stop();
-    runners.delete(services);
-  },
-  routes: [
+  routes: (route) => [
     route({
       method: 'post',
       path: '/workflows',
@@ -98,7 +94,7 @@ export default definePlugin({
         await scope.insert('workflow_executions', { ...row, steps: JSON.stringify(e.steps) });
         const answer = structuredClone(e);
         services.events.publish('workflow_status', { execution_id: e.id, workflow_id: e.workflow_id, workflow_name: e.workflow_name, tenant_id: e.tenant_id, state: 'pending', previous: null, error: null, steps: e.steps.map((s) => ({ id: s.id, state: s.state })) });
-        runnerOf(services).start(e, def, caller!);
+        services.runner.start(e, def, caller!);
         return answer;
       },
     }),
@@ -142,7 +138,7 @@ export default definePlugin({
         const finished = (e: Execution) => new Conflict(`Execution ${e.id} is ${e.state}; only pending or running executions can be cancelled`);
         const e = await get();
         if (FINISHED.includes(e.state)) throw finished(e);
-        const runner = runnerOf(services);
+        const runner = services.runner;
         if (await runner.cancel(e.id)) return get();
         // Not run by this host (its host stopped, or another host runs it): mark it here.
         runner.finishSteps(e, 'cancelled', 'cancelled');

@@ -27,9 +27,13 @@ function message(err: unknown): string {
 export class Runner {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: Pick<Services, 'db' | 'events' | 'mesh' | 'log'>) {}
 
   /** Marks executions left pending or running by a host that stopped (see README: restart rule). */
+  get log() {
+    return this.services.log;
+  }
+
   async recover(): Promise<number> {
     const rows = await this.services.db('workflow_executions').whereIn('state', ['pending', 'running']);
     for (const r of rows) {

@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../../core/config';
 import { BootError } from '../../core/loader';
-import { definePlugin, route, type PluginDef } from '../../core/plugin';
-import type { ServiceName } from '../../core/services';
+import { createServiceRef, definePlugin, provide, type PluginDef } from '../../core/plugin';
+import { anyRoute as route } from '../helpers/host';
+import { core } from '../../core/services';
 import { startHost } from '../helpers/host';
 
 const ping = (path = '/ping') => route({ method: 'get', path, summary: 'ping', access: 'public', handler: () => ({ ok: true }) });
-const plugin = (id: string, extra: Partial<PluginDef> = {}): PluginDef =>
-  definePlugin({ id, prefix: `/${id}`, services: [], routes: [ping()], ...extra });
+const plugin = (id: string, extra: Partial<PluginDef> = {}): PluginDef => ({ ...definePlugin({ id, prefix: `/${id}`, deps: {}, routes: () => [ping()] }), ...extra });
 
 async function refusal(plugins: PluginDef[]): Promise<string> {
   try {
@@ -29,15 +29,15 @@ describe('boot checks', () => {
     expect(await refusal([plugin('a'), { ...plugin('a'), prefix: '/other' }])).to.match(/plugin "a": id is used by two/);
   });
   it('refuses the same method and path in two plugins, whatever the parameter names', async () => {
-    const a = definePlugin({ id: 'a', prefix: '', services: [], routes: [route({ method: 'get', path: '/x/{id}', summary: 's', access: 'public', params: z.object({ id: z.string() }), handler: () => null })] });
-    const b = definePlugin({ id: 'b', prefix: '', services: [], routes: [route({ method: 'get', path: '/x/{other}/', summary: 's', access: 'public', params: z.object({ other: z.string() }), handler: () => null })] });
+    const a = definePlugin({ id: 'a', prefix: '', deps: {}, routes: () => [route({ method: 'get', path: '/x/{id}', summary: 's', access: 'public', params: z.object({ id: z.string() }), handler: () => null })] });
+    const b = definePlugin({ id: 'b', prefix: '', deps: {}, routes: () => [route({ method: 'get', path: '/x/{other}/', summary: 's', access: 'public', params: z.object({ other: z.string() }), handler: () => null })] });
     expect(await refusal([a, b])).to.match(/plugin "b": route GET \/x\/\{other\}\/: GET \/x\/\{\} is already declared by plugin "a"/);
   });
   it('refuses a route that takes a core route', async () => {
-    expect(await refusal([definePlugin({ id: 'a', prefix: '', services: [], routes: [ping('/openapi.json')] })])).to.match(/already declared by core/);
+    expect(await refusal([definePlugin({ id: 'a', prefix: '', deps: {}, routes: () => [ping('/openapi.json')] })])).to.match(/already declared by core/);
   });
   it('refuses an unknown service', async () => {
-    expect(await refusal([plugin('a', { services: ['nope' as ServiceName] })])).to.match(/plugin "a": needs unknown service "nope"/);
+    expect(await refusal([plugin('a', { deps: { x: createServiceRef<number>('nope') } })])).to.match(/plugin "a": deps needs service "nope", which no plugin provides/);
   });
   it('refuses an unknown dependency and a cycle', async () => {
     expect(await refusal([plugin('a', { dependsOn: ['ghost'] })])).to.match(/depends on unknown plugin "ghost"/);
@@ -46,13 +46,13 @@ describe('boot checks', () => {
   });
   it('refuses a params schema that does not match the path', async () => {
     const p = definePlugin({
-      id: 'a', prefix: '/a', services: [],
-      routes: [route({ method: 'get', path: '/{x}', summary: 's', access: 'public', params: z.object({ y: z.string() }), handler: () => null })],
+      id: 'a', prefix: '/a', deps: {},
+      routes: () => [route({ method: 'get', path: '/{x}', summary: 's', access: 'public', params: z.object({ y: z.string() }), handler: () => null })],
     });
     expect(await refusal([p])).to.match(/params schema \[y\] does not match the path parameters \[x\]/);
   });
   it('refuses path parameters without a params schema', async () => {
-    const p = definePlugin({ id: 'a', prefix: '/a', services: [], routes: [ping('/{x}')] });
+    const p = definePlugin({ id: 'a', prefix: '/a', deps: {}, routes: () => [ping('/{x}')] });
     expect(await refusal([p])).to.match(/params schema \[\] does not match the path parameters \[x\]/);
   });
   it('refuses a route without an access rule or a bad method', async () => {
@@ -99,6 +99,87 @@ describe('boot checks', () => {
     let refused = false;
     await fetch(`${t.url}/slow/wait`).catch(() => (refused = true));
     expect(refused).to.equal(true);
+  });
+});
+
+describe('services between plugins', () => {
+  interface Counter { next(): number; stopped: boolean }
+  const counterRef = createServiceRef<Counter>('test.counter');
+  const provider = (id: string, seen: string[] = []) =>
+    definePlugin({
+      id,
+      prefix: `/${id}`,
+      deps: {},
+      provides: [
+        provide(counterRef, {
+          deps: { clock: core.clock },
+          factory: () => {
+            let n = 0;
+            seen.push(`make ${id}`);
+            return { next: () => ++n, stopped: false };
+          },
+          stop: (c) => {
+            c.stopped = true;
+            seen.push(`stop service ${id}`);
+          },
+        }),
+      ],
+      routes: () => [],
+    });
+  const consumer = (id: string, seen: string[] = []) =>
+    definePlugin({
+      id,
+      prefix: `/${id}`,
+      deps: { counter: counterRef },
+      start: () => void seen.push(`start ${id}`),
+      stop: () => void seen.push(`stop ${id}`),
+      routes: (route) => [route({ method: 'get', path: '/n', summary: 'next', access: 'public', handler: ({ services }) => ({ n: services.counter.next() }) })],
+    });
+
+  it('gives a consumer the service another plugin provides, started first and stopped last', async () => {
+    const seen: string[] = [];
+    // Listed consumer first: the order comes from the dependency, not from the list.
+    const t = await startHost({ plugins: [consumer('user', seen), provider('maker', seen)] });
+    expect((await t.request('GET', '/user/n')).body).to.deep.equal({ n: 1 });
+    expect((await t.request('GET', '/user/n')).body).to.deep.equal({ n: 2 });
+    const svc = t.host.service(counterRef);
+    await t.stop();
+    expect(seen).to.deep.equal(['make maker', 'start user', 'stop user', 'stop service maker']);
+    expect(svc.stopped).to.equal(true);
+  });
+  it('refuses a missing provider, naming the plugin and the service', async () => {
+    expect(await refusal([consumer('user')])).to.match(/plugin "user": deps needs service "test.counter", which no plugin provides/);
+  });
+  it('refuses two providers of one service, naming both', async () => {
+    expect(await refusal([provider('one'), provider('two')])).to.match(/plugin "two": provides service "test.counter", which plugin "one" provides too/);
+  });
+  it('refuses a plugin that provides a core service', async () => {
+    const p = definePlugin({ id: 'x', prefix: '/x', deps: {}, provides: [provide(core.db, { deps: {}, factory: () => null as never })], routes: () => [] });
+    expect(await refusal([p])).to.match(/plugin "x": provides service "db", which core provides/);
+  });
+  it('refuses a cycle between plugins through their services', async () => {
+    const aRef = createServiceRef<number>('test.a');
+    const bRef = createServiceRef<number>('test.b');
+    const a = definePlugin({ id: 'a', prefix: '/a', deps: { b: bRef }, provides: [provide(aRef, { deps: {}, factory: () => 1 })], routes: () => [] });
+    const b = definePlugin({ id: 'b', prefix: '/b', deps: {}, provides: [provide(bRef, { deps: { a: aRef }, factory: () => 2 })], routes: () => [] });
+    expect(await refusal([a, b])).to.match(/dependency cycle a -> b -> a/);
+  });
+  it('lets a test replace a service (the clock) for every plugin', async () => {
+    const fixed = { now: () => new Date('2030-01-02T03:04:05Z') };
+    const p = definePlugin({
+      id: 'when', prefix: '/when', deps: { clock: core.clock },
+      routes: (route) => [route({ method: 'get', path: '/', summary: 'now', access: 'public', handler: ({ services }) => ({ now: services.clock.now().toISOString() }) })],
+    });
+    const t = await startHost({ plugins: [p], overrides: [[core.clock, fixed]] });
+    try {
+      expect((await t.request('GET', '/when')).body).to.deep.equal({ now: '2030-01-02T03:04:05.000Z' });
+    } finally {
+      await t.stop();
+    }
+  });
+  it('names the plugin when a service factory fails', async () => {
+    const p = definePlugin({ id: 'bad', prefix: '/bad', deps: {}, provides: [provide(counterRef, { deps: {}, factory: () => { throw new Error('no disk'); } })], routes: () => [] });
+    expect(await refusal([p])).to.match(/plugin "bad": service "test.counter": factory failed: no disk/);
   });
 });
 

@@ -4,15 +4,16 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { Conflict, Forbidden, NotFound, Unavailable } from '../../core/errors';
 import { createLogger } from '../../core/logger';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { anyRoute as route } from '../helpers/host';
 import healthPlugin from '../../plugins/health';
 import { startHost, type TestHost } from '../helpers/host';
 
 const echo = definePlugin({
   id: 'echo',
   prefix: '/echo',
-  services: [],
-  routes: [
+  deps: {},
+  routes: () => [
     route({
       method: 'post',
       path: '/items/{item_id}',
@@ -133,7 +134,7 @@ describe('HTTP conventions', () => {
 
   it('turns typed errors into their statuses', async () => {
     expect((await t.request('GET', '/echo/fail/notfound')).status).to.equal(404);
-    expect((await t.request('GET', '/echo/fail/conflict')).body).to.deep.equal({ detail: 'state forbids it' });
+    expect((await t.request('GET', '/echo/fail/conflict')).body).to.deep.equal({ detail: 'state forbids it', code: 'CONFLICT' });
     expect((await t.request('GET', '/echo/fail/forbidden')).status).to.equal(403);
     const u = await t.request('GET', '/echo/fail/unavailable');
     expect(u.status).to.equal(503);
@@ -143,7 +144,7 @@ describe('HTTP conventions', () => {
   it('never leaks a stack trace or internal message', async () => {
     const r = await t.request('GET', '/echo/fail/boom');
     expect(r.status).to.equal(500);
-    expect(r.body).to.deep.equal({ detail: 'Internal Server Error' });
+    expect(r.body).to.deep.equal({ detail: 'Internal Server Error', code: 'INTERNAL' });
     expect(r.text).not.to.match(/srv|\.js|at /);
   });
 

@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../core/logger';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { core } from '../../core/services';
+import { anyRoute as route } from '../helpers/host';
 import { startHost } from '../helpers/host';
 
 describe('stopping with requests in flight', () => {
@@ -17,8 +19,8 @@ describe('stopping with requests in flight', () => {
     const slow = definePlugin({
       id: 'slow',
       prefix: '/slow',
-      services: [],
-      routes: [
+      deps: { db: core.db },
+      routes: () => [
         route({
           method: 'get',
           path: '/',

@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { definePlugin, route } from '../../core/plugin';
+import { core } from '../../core/services';
+import { definePlugin } from '../../core/plugin';
+import { anyRoute as route } from '../helpers/host';
 import { tenantScope } from '../../core/tenancy';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 
@@ -9,7 +11,7 @@ import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 const notes = definePlugin({
   id: 'notes',
   prefix: '/notes',
-  services: ['db'],
+  deps: { db: core.db },
   migrations: [
     {
       name: '001_notes',
@@ -21,7 +23,7 @@ const notes = definePlugin({
         }),
     },
   ],
-  routes: [
+  routes: () => [
     route({
       method: 'post',
       path: '/',
@@ -101,7 +103,7 @@ eachDatabase('tenant-scoped data access', (db) => {
     expect((await t.request('GET', `/notes/${id}`, { token: a.token })).body).to.include({ text: 'a secret', tenant_id: 'tenant-a' });
     const peek = await t.request('GET', `/notes/${id}`, { token: b.token });
     expect(peek.status).to.equal(404);
-    expect(peek.body).to.deep.equal({ detail: 'Note not found' });
+    expect(peek.body).to.deep.equal({ detail: 'Note not found', code: 'NOT_FOUND' });
     expect((await t.request('PUT', `/notes/${id}`, { token: b.token, body: { text: 'defaced' } })).status).to.equal(404);
     expect((await t.request('DELETE', `/notes/${id}`, { token: b.token })).status).to.equal(404);
 

@@ -7,7 +7,7 @@ import { createUser } from '../../core/auth/store';
 import { loadConfig } from '../../core/config';
 import { Host } from '../../core/host';
 import type { Logger } from '../../core/logger';
-import type { PluginDef } from '../../core/plugin';
+import type { PluginDef, RouteDef, RouteMaker, ServiceRef } from '../../core/plugin';
 import type { Role } from '../../core/roles';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -53,6 +53,8 @@ export interface StartOptions {
   /** Reuse a PostgreSQL schema (restart tests). */
   pgSchema?: string;
   logger?: Logger;
+  /** Services to replace, by reference (core's, e.g. the clock, or a plugin's). */
+  overrides?: Array<[ServiceRef<any>, unknown]>;
 }
 
 export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
@@ -74,7 +76,7 @@ export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
     mesh: { nodesPerKernel: 1, threadsPerNode: 1 },
   };
   const config = loadConfig(opts.env ?? {}, merge(base, opts.config ?? {}));
-  const host = new Host({ config, plugins: opts.plugins, logger: opts.logger });
+  const host = new Host({ config, plugins: opts.plugins, logger: opts.logger, overrides: opts.overrides });
   let started;
   try {
     started = await host.start();
@@ -165,3 +167,6 @@ export function eachDatabase(title: string, fn: (db: DbKind) => void): void {
     describe(`${title} [${db}]`, () => fn(db));
   }
 }
+
+/** A route maker that types no services, for test plugins built outside `definePlugin`. */
+export const anyRoute: RouteMaker<any> = (spec) => spec as unknown as RouteDef;

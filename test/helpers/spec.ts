@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SERVICE_NAMES } from '../../core/host';
+import { SERVICE_NAMES } from '../../core/services';
 import { checkPlugins, discoverPlugins } from '../../core/loader';
 
 export interface SpecEndpoint {
@@ -32,7 +32,7 @@ export function matchKey(method: string, p: string): string {
 
 /** Every route and socket the discovered plugins declare, as `METHOD path`. */
 export function servedRoutes(): Array<{ method: string; path: string; plugin: string }> {
-  const plugins = checkPlugins(discoverPlugins(path.join(ROOT, 'dist', 'plugins')), SERVICE_NAMES);
+  const plugins = checkPlugins(discoverPlugins(path.join(ROOT, 'dist', 'plugins')), SERVICE_NAMES).ordered;
   return plugins.flatMap((p) => [
     ...p.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.fullPath!, plugin: p.id })),
     ...(p.sockets ?? []).map((s) => ({ method: 'WS', path: s.fullPath!, plugin: p.id })),

@@ -376,8 +376,8 @@ describe('auth: WebSockets use the same verifier', () => {
     const echo = definePlugin({
       id: 'ws-echo',
       prefix: '/ws-echo',
-      services: [],
-      routes: [],
+      deps: {},
+      routes: () => [],
       sockets: [{ path: '/stream', summary: 'hello', access: 'viewer', onConnection: (ws, { caller }) => ws.send(caller!.id) }],
     });
     const t = await startHost({ plugins: [authPlugin, echo] });

@@ -4,7 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { TooManyRequests } from '../../core/errors';
-import { definePlugin, route } from '../../core/plugin';
+import { definePlugin } from '../../core/plugin';
+import { anyRoute as route } from '../helpers/host';
 import kernelsPlugin from '../../plugins/kernels';
 import { startHost, type TestHost } from '../helpers/host';
 import { llm, telemetryPlugins } from '../helpers/telemetry';
@@ -13,8 +14,8 @@ import { llm, telemetryPlugins } from '../helpers/telemetry';
 const limited = definePlugin({
   id: 'limited',
   prefix: '/limited',
-  services: [],
-  routes: [route({ method: 'get', path: '/', summary: 'always over the limit', access: 'public', handler: () => { throw new TooManyRequests('slow down', 3); } })],
+  deps: {},
+  routes: () => [route({ method: 'get', path: '/', summary: 'always over the limit', access: 'public', handler: () => { throw new TooManyRequests('slow down', 3); } })],
 });
 
 /** The value of one sample line, summed over every line whose labels include `labels`. */
