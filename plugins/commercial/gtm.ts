@@ -136,7 +136,7 @@ export function gtmRoutes(route: RouteMaker<Deps>): RouteDef[] {
               { role: 'user', content: `Write the proposal from these facts:\n\n${facts}` },
             ],
           });
-          text = answer.content;
+          text = answer.message.content ?? facts;
           wording = 'llm';
         }
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'generate_proposal', target_type: 'lead', target_id: body.company.slice(0, 128), result: 'succeeded', detail: { plan: best.plan, monthly: best.monthly.amount, wording } });
