@@ -119,7 +119,7 @@ export class Meter implements UsageMeter {
       .andWhere('ts', '<', to)
       .select('tenant_id', 'type', 'model', this.db.raw(`${hour} as hour`))
       .count({ events: '*' })
-      .sum({ tokens: this.db.raw("case when type = 'llm' then coalesce(input_tokens, 0) + coalesce(output_tokens, 0) else 0 end") })
+      .sum({ tokens: this.db.raw("case when type = 'llm-call' then coalesce(input_tokens, 0) + coalesce(output_tokens, 0) else 0 end") })
       .groupByRaw(`tenant_id, type, model, ${hour}`);
     if (tenantId) q.where('tenant_id', tenantId);
     return (await q) as Array<{ tenant_id: string; type: string; model: string | null; hour: string; events: number | string; tokens: number | string | null }>;
