@@ -27,8 +27,8 @@ export default definePlugin({
   deps,
   provides: [
     provide(billingRef, {
-      deps: { db: core.db, config: core.config, mesh: core.mesh, clock: core.clock, usage: usageRef, features: featuresRef },
-      factory: ({ db, config, mesh, clock, usage, features }) => new BillingService(db, config, mesh, usage, features, () => clock.now()),
+      deps: { db: core.db, config: core.config, mesh: core.mesh, clock: core.clock, actions: core.actions, usage: usageRef, features: featuresRef },
+      factory: ({ db, config, mesh, clock, actions, usage, features }) => new BillingService(db, config, mesh, usage, features, () => clock.now(), actions),
     }),
   ],
   migrations: monetizationMigrations,

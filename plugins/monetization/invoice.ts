@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { UsageMeter, PlanFeatures } from '../../core/contracts/usage';
 import type { Db } from '../../core/db';
@@ -51,6 +52,7 @@ export class Invoicer {
     private readonly usage: UsageMeter,
     private readonly features: PlanFeatures,
     private readonly now: () => Date,
+    private readonly actions: ActionLog,
   ) {}
 
   async invoice(tenantId: string, period: string): Promise<Invoice> {
@@ -68,7 +70,7 @@ export class Invoicer {
     const cur = this.config.billing.currency;
     const id = crypto.randomUUID();
     try {
-      return await this.db.transaction(async (trx) => {
+      const doc = await this.db.transaction(async (trx) => {
         const unposted = lines.filter((l) => !l.posted_on_use && l.minor !== 0);
         let txnId: string | null = null;
         if (unposted.length) {
@@ -85,6 +87,8 @@ export class Invoicer {
         await trx('invoices').insert({ id, tenant_id: tenantId, period, document: JSON.stringify(doc), transaction_id: txnId, created_at: now.toISOString() });
         return doc;
       });
+      await this.actions.record({ source: 'automated', actor: 'billing', action: 'close_invoice', target_type: 'invoice', target_id: id, result: 'succeeded', tenant_id: tenantId, detail: { period, total: doc.total.amount, transaction_id: doc.transaction_id } });
+      return doc;
     } catch (err) {
       // Another request closed it first: its document is the one.
       const frozen = await this.db('invoices').where({ tenant_id: tenantId, period }).first();

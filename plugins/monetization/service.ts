@@ -1,3 +1,4 @@
+import type { ActionLog } from '../../core/actions';
 import type { Amount, Billing } from '../../core/contracts/billing';
 import type { PlanFeatures, UsageMeter } from '../../core/contracts/usage';
 import type { Config } from '../../core/config';
@@ -23,9 +24,10 @@ export class BillingService implements Billing {
     readonly usage: UsageMeter,
     readonly features: PlanFeatures,
     readonly now: () => Date,
+    actions: ActionLog,
   ) {
     this.ledger = new Ledger(db, now);
-    this.invoicer = new Invoicer(db, config, this.ledger, usage, features, now);
+    this.invoicer = new Invoicer(db, config, this.ledger, usage, features, now, actions);
     this.runner = new PublicRunner(db, config, mesh, this.ledger, usage, now);
   }
 

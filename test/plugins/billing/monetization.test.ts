@@ -208,6 +208,7 @@ describe('billing: monetization endpoints', () => {
       expect(again.body).to.deep.equal(first.body);
       const txns = await db('ledger_transactions').where({ tenant_id: 'oldco', kind: 'invoice' });
       expect(txns).to.have.length(1);
+      expect((await t.host.services.actions.list({ limit: 5, action: 'close_invoice', target_id: first.body.invoice_id })).actions).to.have.length(1);
       const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 7);
       expect((await t.request('GET', `/billing/invoice/oldco?period=${next}`)).status).to.equal(422);
       expect((await t.request('GET', '/billing/invoice/oldco?period=2026-13')).status).to.equal(422);
