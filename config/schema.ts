@@ -306,6 +306,10 @@ export const configSchema = z.object({
       serviceName: z.string().min(1).default('platform-control'),
       /** HTTP request count and latency by route and status (off only to measure their cost). */
       httpMetrics: z.boolean().default(true),
+      /** Process and runtime metrics (heap by space, GC, event loop, CPU, memory) on /metrics/ and OTLP. */
+      runtimeMetrics: z.boolean().default(true),
+      /** Resolution of the event-loop delay histogram the runtime metrics sample, in ms. */
+      eventLoopPrecisionMs: z.number().int().min(1).max(1000).default(10),
       /** Most events in one ingest batch (`{events: [...]}`); more answers 413. */
       maxBatch: z.number().int().min(1).max(10_000).default(1000),
       /** SQLite: entries of the hot trace-index table that trigger their merge into the cold one. */

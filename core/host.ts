@@ -134,7 +134,16 @@ export class Host {
     telemetry.kernels.addSource(() => {
       const kernels = mesh.kernels();
       return {
-        nodes: kernels.flatMap((k) => k.nodes.map((n) => ({ kernel: k.id, node: n.id, state: n.state, queueDepth: n.queued, inFlight: n.in_flight }))),
+        nodes: kernels.flatMap((k) =>
+          k.nodes.map((n) => ({
+            kernel: k.id,
+            node: n.id,
+            state: n.state,
+            queueDepth: n.queued,
+            inFlight: n.in_flight,
+            threads: n.live_threads.map((t) => ({ thread: String(t.thread_id), loopDelayP99Ms: t.loop_delay_p99_ms, heapUsedBytes: t.heap_used_bytes, heapLimitBytes: t.heap_limit_bytes })),
+          })),
+        ),
         breakers: kernels.map((k) => ({ kernel: k.id, state: k.breaker.state })),
       };
     });

@@ -4,8 +4,16 @@ import { DURATION_BUCKETS_S, type Telemetry } from './service';
 
 /** What the mesh reports when the metrics are read: one entry per node or kernel. */
 export interface KernelSnapshot {
-  nodes: Array<{ kernel: string; node: string; state: string; queueDepth: number; inFlight: number }>;
+  nodes: Array<{ kernel: string; node: string; state: string; queueDepth: number; inFlight: number; threads?: ThreadFigures[] }>;
   breakers: Array<{ kernel: string; state: 'closed' | 'open' | 'half_open' }>;
+}
+
+/** One worker thread as its last heartbeat measured it (null: no heartbeat yet). */
+export interface ThreadFigures {
+  thread: string;
+  loopDelayP99Ms: number | null;
+  heapUsedBytes: number | null;
+  heapLimitBytes: number | null;
 }
 
 /** The label set of one (kernel, node, task, outcome) and its count so far. */
@@ -53,6 +61,25 @@ export class KernelMetrics {
     inFlight.addCallback((r) => each((s) => s.nodes.forEach((n) => r.observe(n.inFlight, { kernel: n.kernel, node: n.node }))));
     nodeState.addCallback((r) => each((s) => s.nodes.forEach((n) => r.observe(1, { kernel: n.kernel, node: n.node, state: n.state }))));
     breaker.addCallback((r) => each((s) => s.breakers.forEach((b) => r.observe(1, { kernel: b.kernel, state: b.state }))));
+    // Per node: its live worker threads, and each thread's heap and event-loop delay as the
+    // mesh's heartbeat task measured them inside the worker.
+    const threads = m.createObservableGauge('kernel.node.threads', { description: 'Live worker threads of a node' });
+    const heap = m.createObservableGauge('kernel.thread.heap.used', { description: 'V8 heap used by a worker thread, from its last heartbeat', unit: 'By' });
+    const heapLimit = m.createObservableGauge('kernel.thread.heap.limit', { description: 'V8 heap limit of a worker thread, from its last heartbeat', unit: 'By' });
+    const delay = m.createObservableGauge('kernel.thread.event_loop.delay.p99', { description: 'Event-loop delay p99 of a worker thread, from its last heartbeat', unit: 's' });
+    threads.addCallback((r) => each((s) => s.nodes.forEach((n) => n.threads && r.observe(n.threads.length, { kernel: n.kernel, node: n.node }))));
+    const perThread = (pick: (t: ThreadFigures) => number | null, scale = 1) => (r: ObservableResult<Attributes>) =>
+      each((s) =>
+        s.nodes.forEach((n) =>
+          n.threads?.forEach((t) => {
+            const v = pick(t);
+            if (v !== null) r.observe(v * scale, { kernel: n.kernel, node: n.node, thread: t.thread });
+          }),
+        ),
+      );
+    heap.addCallback(perThread((t) => t.heapUsedBytes));
+    heapLimit.addCallback(perThread((t) => t.heapLimitBytes));
+    delay.addCallback(perThread((t) => t.loopDelayP99Ms, 1 / 1000));
   }
 
   taskFinished(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number): void {

@@ -6,6 +6,8 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type IdGenerator, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { HostMetrics } from '@opentelemetry/host-metrics';
+import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Config } from '../config';
 import type { RequestRecord } from '../http/pipeline';
@@ -63,6 +65,7 @@ export class Telemetry {
   private readonly prometheus: PrometheusExporter;
   private readonly serializer = new PrometheusSerializer('', false, undefined, false, true);
   private readonly ids = new PresetIds();
+  private readonly runtime: RuntimeNodeInstrumentation | null = null;
 
   constructor(config: Config, version: string) {
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.telemetry.serviceName, [ATTR_SERVICE_VERSION]: version });
@@ -88,6 +91,14 @@ export class Telemetry {
     this.tracerProvider = new BasicTracerProvider({ resource, spanProcessors, idGenerator: this.ids });
     this.meter = this.meterProvider.getMeter('platform-control', version);
     this.tracer = this.tracerProvider.getTracer('platform-control', version);
+    if (config.telemetry.runtimeMetrics) {
+      // OpenTelemetry's own collectors (semantic conventions v8js.* / nodejs.* / process.*),
+      // bound to this host's provider rather than the global one: tests run several hosts.
+      this.runtime = new RuntimeNodeInstrumentation({ enabled: false, monitoringPrecision: config.telemetry.eventLoopPrecisionMs });
+      this.runtime.setMeterProvider(this.meterProvider);
+      this.runtime.enable();
+      new HostMetrics({ meterProvider: this.meterProvider, name: 'platform-control' }).start();
+    }
   }
 
   /** Runs `fn` (which starts exactly one span) so that the span gets the given ids. */
@@ -112,6 +123,7 @@ export class Telemetry {
   }
 
   async shutdown(): Promise<void> {
+    this.runtime?.disable();
     await Promise.allSettled([this.tracerProvider.shutdown(), this.meterProvider.shutdown()]);
   }
 }
