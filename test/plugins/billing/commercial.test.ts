@@ -91,6 +91,23 @@ describe('billing: commercial and customer endpoints', () => {
       expect(await db('api_keys').where({ tenant_id: 'initech' })).to.have.length(1);
       expect(await db('workflow_definitions').where({ tenant_id: 'initech' })).to.have.length(1);
     });
+    it('a kernel quota refuses the day\'s tasks past it with 429 KERNEL_QUOTA', async () => {
+      const c = await t.request('POST', '/commercial/provisioning/create', { body: { ...plan, tenant_id: 'quota-co', admin: { email: 'q@quota.test', name: 'Q' }, api_keys: [], starter_workflows: [], kernel_quotas: { analytics: 2 } } });
+      const x = await t.request('POST', `/commercial/provisioning/${c.body.id}/execute`);
+      expect(x.body.state).to.equal('succeeded');
+      const q = await t.userToken('member', 'quota-co');
+      for (let i = 0; i < 2; i++) expect((await t.request('POST', '/kernels/analytics/tasks/describe', { token: q.token, body: { values: [1] } })).status).to.equal(200);
+      const over = await eventually(async () => {
+        const r = await t.request('POST', '/kernels/analytics/tasks/describe', { token: q.token, body: { values: [1] } });
+        return r.status === 429 ? r : null;
+      });
+      expect(over.body.code).to.equal('KERNEL_QUOTA');
+      expect(Number(over.headers.get('retry-after'))).to.be.greaterThan(0);
+      // Another kernel, and another tenant, are not limited by it.
+      expect((await t.request('POST', '/kernels/trading/tasks/price_option', { token: q.token, body: { type: 'call', spot: 100, strike: 100, rate: 0.01, volatility: 0.2, time_years: 1 } })).status).to.equal(200);
+      expect((await t.request('POST', '/kernels/analytics/tasks/describe', { token: member.token, body: { values: [1] } })).status).to.equal(200);
+    });
+
     it('a failing step stops the run with its error', async () => {
       const c = await t.request('POST', '/commercial/provisioning/create', { body: { ...plan, tenant_id: 'initech-2', admin: { email: 'boss@initech.test', name: 'B' } } });
       const x = await t.request('POST', `/commercial/provisioning/${c.body.id}/execute`);

@@ -5,6 +5,7 @@ import tenants from '../../../plugins/tenants';
 import usage from '../../../plugins/usage';
 import workflows from '../../../plugins/workflows';
 import incidents from '../../../plugins/incidents';
+import kernels from '../../../plugins/kernels';
 
 /** The plugins the billing group's tests load: its own three and those they read. */
-export const billingPlugins = [usage, monetization, commercial, tenants, workflows, llm, incidents];
+export const billingPlugins = [usage, monetization, commercial, tenants, workflows, llm, incidents, kernels];
