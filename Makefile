@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
-.PHONY: run test build bench spec-coverage lint services clean
+.PHONY: run test build bench soak spec-coverage lint services clean
 
 $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -29,6 +29,11 @@ test: build services
 
 bench: build
 	node dist/test/bench/run.js
+
+# A steady mixed load for SOAK_SECONDS (default 600) with heap and RSS each minute and their
+# trend after warm-up; not part of `make test`.
+soak: build
+	node dist/test/bench/soak.js
 
 spec-coverage: build
 	@node dist/test/tools/spec-coverage.js

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { WebSocketServer } from 'ws';
 import { ActionLog, actionMigrations } from './actions';
-import { AuthService, loadSecret } from './auth/service';
+import { AuthService, loadSecret, VERIFIED_CACHE_SIZE } from './auth/service';
+import { RECENT_MAX } from './http/routes';
 import { bootstrapAdmin, coreMigrations } from './auth/store';
 import { Accounts } from './auth/accounts';
 import { Mailer } from './auth/mail';
@@ -177,6 +178,11 @@ export class Host {
 
     const depsOf = (pluginId: string | undefined) => this.pluginDeps.get(pluginId ?? '') ?? {};
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes), depsOf);
+    const caches = this.services.telemetry.caches;
+    caches.track({ name: 'auth.verified_tokens', entries: () => this.services.auth.rememberedTokens, limit: VERIFIED_CACHE_SIZE });
+    caches.track({ name: 'http.route_lookups', entries: () => app.routeCache(), limit: RECENT_MAX });
+    caches.track({ name: 'limits.budgets', entries: () => this.services.limits.sizes.buckets, limit: null });
+    caches.track({ name: 'limits.tenant_plans', entries: () => this.services.limits.sizes.plans, limit: null });
     this.server = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, IncomingMessage: app.IncomingMessage, ServerResponse: app.ServerResponse }, app);
     this.wss = attachSockets(this.server, this.plugins.flatMap((p) => p.sockets), this.services, depsOf);
     await new Promise<void>((resolve, reject) => {

@@ -35,7 +35,7 @@ export type Authenticator = (req: Request) => Promise<Caller | null> | Caller | 
 export type ClaimsCheck = (claims: TokenClaims) => Promise<VerifyResult | null> | VerifyResult | null;
 
 /** How many verified tokens are remembered (see AuthService.authenticate). */
-const VERIFIED_CACHE_SIZE = 10_000;
+export const VERIFIED_CACHE_SIZE = 10_000;
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 
 const ALGORITHM = 'HS256';
@@ -64,6 +64,11 @@ export class AuthService {
   private readonly verifyOptions: jwt.VerifyOptions & { complete?: false };
   /** Bearer token -> the claims passport verified in it (signature, algorithm, iss, aud). */
   private readonly verified = new Map<string, TokenClaims>();
+
+  /** Tokens remembered as verified (at most VERIFIED_CACHE_SIZE). */
+  get rememberedTokens(): number {
+    return this.verified.size;
+  }
 
   constructor(
     private readonly config: Config,

@@ -49,6 +49,8 @@ export interface AppListener {
   (req: IncomingMessage, res: ServerResponse): void;
   IncomingMessage: typeof IncomingMessage;
   ServerResponse: typeof ServerResponse;
+  /** Route lookups remembered by the route table (a bounded cache). */
+  routeCache: () => number;
 }
 
 /**
@@ -135,5 +137,5 @@ export function buildApp(services: Services, pipeline: Pipeline, routes: RouteDe
       onError(err, req, res);
     }
   };
-  return Object.assign(listener, { IncomingMessage: ApiRequest, ServerResponse: ApiResponse as typeof ServerResponse });
+  return Object.assign(listener, { IncomingMessage: ApiRequest, ServerResponse: ApiResponse as typeof ServerResponse, routeCache: () => table.remembered });
 }

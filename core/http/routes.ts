@@ -11,7 +11,7 @@ export interface Match {
 export type Lookup = { kind: 'route'; match: Match } | { kind: 'method'; allowed: readonly string[] } | { kind: 'none' };
 
 /** Entries kept in RouteTable.recent, and the longest path kept there. */
-const RECENT_MAX = 1000;
+export const RECENT_MAX = 1000;
 const RECENT_PATH_MAX = 256;
 
 interface Pattern {
@@ -41,6 +41,11 @@ export class RouteTable {
    * for a map hit. Bounded: emptied when full; long paths are not kept.
    */
   private readonly recent = new Map<string, Lookup>();
+
+  /** Lookups remembered (at most RECENT_MAX). */
+  get remembered(): number {
+    return this.recent.size;
+  }
 
   constructor(routes: RouteDef[]) {
     for (const route of routes) {

@@ -54,6 +54,11 @@ interface LimiterInternals {
  */
 export class Buckets {
   private readonly buckets = new Map<string, Bucket>();
+
+  /** Live budgets (one per tenant or address and window; swept when their window ends). */
+  get size(): number {
+    return this.buckets.size;
+  }
   private readonly connection: Bottleneck.IORedisConnection | null;
   private readonly client: Redis | null;
   private readonly sweeper: NodeJS.Timeout;

@@ -27,6 +27,11 @@ export class RateLimiter {
   private readonly knownPlans = new Map<string, { plan: string; until: number }>();
   private readonly windowSeconds: number;
 
+  /** Live budgets and remembered tenant plans (for the cache gauges). */
+  get sizes(): { buckets: number; plans: number } {
+    return { buckets: this.buckets.size, plans: this.plans.size };
+  }
+
   constructor(
     private readonly config: Config,
     private readonly lookup: PlanLookup,

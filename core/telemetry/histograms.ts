@@ -27,7 +27,7 @@ function hrTime(): HrTime {
 }
 
 /** Series per instrument before new label sets go to one overflow series (the SDK's default). */
-const CARDINALITY_LIMIT = 2000;
+export const CARDINALITY_LIMIT = 2000;
 const OVERFLOW: Attributes = { 'otel.metric.overflow': true };
 
 /**
@@ -55,6 +55,10 @@ interface Series {
 
 export class KeyedHistogram {
   private readonly series = new Map<string, Series>();
+
+  get seriesCount(): number {
+    return this.series.size;
+  }
   private readonly start: HrTime = hrTime();
 
   constructor(
@@ -115,6 +119,16 @@ export class KeyedHistograms implements MetricProducer {
     const h = new KeyedHistogram(name, opts.description, opts.unit ?? '', opts.boundaries);
     this.list.push(h);
     return h;
+  }
+
+  /** Series held by every keyed histogram. */
+  get seriesCount(): number {
+    return this.list.reduce((n, h) => n + h.seriesCount, 0);
+  }
+
+  /** The most series they can hold together. */
+  get seriesLimit(): number {
+    return this.list.length * (CARDINALITY_LIMIT + 1);
   }
 
   async collect(): Promise<CollectionResult> {

@@ -7,6 +7,8 @@ import { EventStore } from './store';
 import { EventRecorder } from './record';
 import { ingest, type IngestResult } from './ingest';
 import type { EventType } from './events';
+import { CacheGauges } from './caches';
+import { ATTR_CACHE_MAX } from './record';
 
 export { Telemetry } from './service';
 export { KernelMetrics, type KernelSnapshot } from './kernel';
@@ -22,6 +24,8 @@ export interface TelemetryService {
   store: EventStore;
   /** Validates, stores (one transaction) and records one event or a batch. */
   ingest(type: EventType, tenantId: string, body: unknown): Promise<IngestResult>;
+  /** Gauges of the host's bounded in-memory caches. */
+  caches: CacheGauges;
 }
 
 /** Creates the telemetry service and hooks the HTTP metrics onto the pipeline. */
@@ -30,7 +34,11 @@ export function createTelemetry(config: Config, db: Db, pipeline: Pipeline, vers
   if (config.telemetry.httpMetrics) pipeline.observers.push(httpObserver(sdk));
   const store = new EventStore(db, { traceMergeAt: config.telemetry.traceMergeAt });
   const recorder = new EventRecorder(sdk);
+  const caches = new CacheGauges(sdk);
+  caches.track({ name: 'telemetry.label_sets', entries: () => recorder.rememberedLabelSets, limit: ATTR_CACHE_MAX });
+  caches.track({ name: 'telemetry.histogram_series', entries: () => sdk.keyedHistograms.seriesCount, limit: null });
   return {
+    caches,
     sdk,
     kernels: new KernelMetrics(sdk),
     store,

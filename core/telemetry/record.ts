@@ -23,6 +23,8 @@ export interface Stored {
   event: Record<string, unknown>;
 }
 
+export const ATTR_CACHE_MAX = 10_000;
+
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 
 /**
@@ -42,6 +44,11 @@ export class EventRecorder {
   private readonly outcomes;
   private readonly scores;
   private readonly attrCache = new Map<string, Attributes>();
+
+  /** Label sets remembered (at most ATTR_CACHE_MAX). */
+  get rememberedLabelSets(): number {
+    return this.attrCache.size;
+  }
 
   constructor(private readonly telemetry: Telemetry) {
     const m = telemetry.meter;
@@ -64,7 +71,7 @@ export class EventRecorder {
     let a = this.attrCache.get(key);
     if (!a) {
       a = make();
-      if (this.attrCache.size < 10_000) this.attrCache.set(key, a);
+      if (this.attrCache.size < ATTR_CACHE_MAX) this.attrCache.set(key, a);
     }
     return a;
   }

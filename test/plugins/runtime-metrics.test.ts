@@ -47,6 +47,13 @@ describe('runtime metrics on /metrics/ (OpenTelemetry runtime and host instrumen
     const heap = lines(text, 'kernel_thread_heap_used').find((l) => l.includes('kernel="analytics"'));
     expect(heap, 'analytics thread heap').to.be.a('string');
     expect(Number(heap!.slice(heap!.lastIndexOf(' ') + 1))).to.be.above(1_000_000);
+    // Every in-memory cache reports its size, and its bound where it has a fixed one.
+    for (const cache of ['auth.verified_tokens', 'http.route_lookups', 'limits.budgets', 'limits.tenant_plans', 'telemetry.label_sets', 'telemetry.histogram_series']) {
+      expect(lines(text, 'platform_cache_entries').some((l) => l.includes(`cache="${cache}"`)), cache).to.equal(true);
+    }
+    const verified = lines(text, 'platform_cache_entries').find((l) => l.includes('cache="auth.verified_tokens"'))!;
+    expect(Number(verified.slice(verified.lastIndexOf(' ') + 1)), 'the admin token is remembered').to.be.at.least(1);
+    expect(lines(text, 'platform_cache_limit').find((l) => l.includes('cache="auth.verified_tokens"'))).to.match(/ 10000$/);
     const out = execFileSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
     expect(out).to.not.match(/error/i);
   });
