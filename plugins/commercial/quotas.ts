@@ -13,7 +13,8 @@ const DAY = 86_400_000;
 /**
  * Kernel quotas set by provisioning: tasks a tenant may run on a kernel per UTC day through
  * the task route. Over it: 429 KERNEL_QUOTA until the next UTC midnight. Quotas are read
- * from the database at most every 5 s per tenant; the day's count is the metered one.
+ * from the database at most every 5 s per tenant (10,000 tenants remembered at most); the
+ * day's count is the metered one.
  */
 export function quotaHook(db: Db, usage: UsageMeter, now: () => Date): BeforeHook {
   const cache = new Map<string, { at: number; quotas: Map<string, number> }>();
@@ -22,6 +23,8 @@ export function quotaHook(db: Db, usage: UsageMeter, now: () => Date): BeforeHoo
     if (hit && hit.at > Date.now() - 5000) return hit.quotas;
     const rows = await db('kernel_quotas').where({ tenant_id: tenantId }).select('kernel', 'tasks_per_day');
     const quotas = new Map(rows.map((r) => [r.kernel as string, Number(r.tasks_per_day)]));
+    cache.delete(tenantId);
+    if (cache.size >= 10_000) cache.delete(cache.keys().next().value!);
     cache.set(tenantId, { at: Date.now(), quotas });
     return quotas;
   };

@@ -2,7 +2,7 @@ import { billingRef } from '../../core/contracts/billing';
 import { featuresRef, usageRef } from '../../core/contracts/usage';
 import { definePlugin, provide, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
-import { registerKeyAuth } from './keys';
+import { KEY_CACHE_MAX, registerKeyAuth } from './keys';
 import { monetizationMigrations } from './migrations';
 import { accountRoutes } from './routes-account';
 import { marketRoutes } from './routes-market';
@@ -11,7 +11,7 @@ import { saasRoutes } from './routes-saas';
 import { BillingService } from './service';
 
 const deps = {
-  db: core.db, config: core.config, actions: core.actions, clock: core.clock, mesh: core.mesh, auth: core.auth, limits: core.limits,
+  db: core.db, config: core.config, actions: core.actions, clock: core.clock, mesh: core.mesh, auth: core.auth, limits: core.limits, telemetry: core.telemetry,
   usage: usageRef, features: featuresRef, billing: billingRef,
 };
 export type Deps = Resolved<typeof deps>;
@@ -32,6 +32,9 @@ export default definePlugin({
     }),
   ],
   migrations: monetizationMigrations,
-  start: (d) => registerKeyAuth(d.auth, d.db, () => d.clock.now()),
+  start: (d) => {
+    const keys = registerKeyAuth(d.auth, d.db, () => d.clock.now());
+    d.telemetry.caches.track({ name: 'monetization.api_key_budgets', entries: keys.entries, limit: KEY_CACHE_MAX });
+  },
   routes: (route) => [...accountRoutes(route), ...marketRoutes(route), ...reportRoutes(route), ...saasRoutes(route)],
 });

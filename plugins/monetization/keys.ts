@@ -71,9 +71,17 @@ function neededScope(req: Request): Scope {
  * acts in its tenant with the member role when it has `write` or `execute`, viewer otherwise,
  * and only on routes its scopes open (so an execute-only key can call nothing else). Each key has its own per-minute budget (per host, fixed window).
  */
-export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): void {
+export const KEY_CACHE_MAX = 10_000;
+
+export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): { entries: () => number } {
+  // Per key: this minute's count, and when last_used_at was written; the oldest go first past the bound.
   const windows = new Map<string, { window: number; count: number }>();
   const touched = new Map<string, number>();
+  const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
+    m.delete(k);
+    if (m.size >= KEY_CACHE_MAX) m.delete(m.keys().next().value!);
+    m.set(k, v);
+  };
   auth.addAuthenticator((req) => {
     const secret = presented(req);
     return secret ? resolve(secret, req) : null;
@@ -91,7 +99,7 @@ export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): voi
     const w = windows.get(row.id);
     const cur = w && w.window === window ? w : { window, count: 0 };
     cur.count += 1;
-    windows.set(row.id, cur);
+    bounded(windows, row.id, cur);
     const reset = (window + 1) * 60;
     // Own header names: X-RateLimit-* carry the tenant's budget, which applies too.
     const res = req.res;
@@ -100,9 +108,10 @@ export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): voi
     res?.setHeader('X-Key-RateLimit-Reset', String(reset));
     if (cur.count > limit) throw new TooManyRequests(`API key rate limit exceeded: ${limit} requests a minute`, reset - at.getTime() / 1000);
     if ((touched.get(row.id) ?? 0) < at.getTime() - 60_000) {
-      touched.set(row.id, at.getTime());
+      bounded(touched, row.id, at.getTime());
       await db('api_keys').where({ id: row.id }).update({ last_used_at: at.toISOString() });
     }
     return { kind: 'api_key', id: row.id, tenantId: row.tenant_id, role: scopes.includes('write') || scopes.includes('execute') ? 'member' : 'viewer', scopes };
   };
+  return { entries: () => windows.size };
 }

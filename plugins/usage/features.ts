@@ -8,8 +8,15 @@ import type { Entitlements, PlanFeatures } from '../../core/contracts/usage';
  * (an override wins either way). Answers are cached per tenant for `limits.planCacheMs`
  * (the same staleness the rate limits accept); a change made here clears the entry at once.
  */
+/** Tenants whose entitlements are remembered at once; the oldest entry goes first. */
+export const FEATURE_CACHE_MAX = 10_000;
+
 export class Features implements PlanFeatures {
   private cache = new Map<string, { at: number; value: Promise<Entitlements | null> }>();
+
+  get cached(): number {
+    return this.cache.size;
+  }
 
   constructor(
     private readonly db: Db,
@@ -29,6 +36,8 @@ export class Features implements PlanFeatures {
     const hit = this.cache.get(tenantId);
     if (hit && hit.at > Date.now() - this.config.limits.planCacheMs) return hit.value;
     const value = this.load(tenantId);
+    this.cache.delete(tenantId);
+    if (this.cache.size >= FEATURE_CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(tenantId, { at: Date.now(), value });
     value.catch(() => this.cache.delete(tenantId));
     return value;

@@ -1,13 +1,13 @@
 import { featuresRef, usageRef } from '../../core/contracts/usage';
 import { definePlugin, provide, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
-import { Features } from './features';
+import { FEATURE_CACHE_MAX, Features } from './features';
 import { usageHook, watchTasks } from './hooks';
 import { Meter } from './meter';
 import { usageMigrations } from './migrations';
 import { usageRoutes } from './routes';
 
-const deps = { db: core.db, config: core.config, actions: core.actions, clock: core.clock, pipeline: core.pipeline, mesh: core.mesh, usage: usageRef, features: featuresRef };
+const deps = { db: core.db, config: core.config, actions: core.actions, clock: core.clock, pipeline: core.pipeline, mesh: core.mesh, telemetry: core.telemetry, usage: usageRef, features: featuresRef };
 export type Deps = Resolved<typeof deps>;
 
 // What start added to the pipeline and the mesh, so that stop can take it out again.
@@ -38,6 +38,8 @@ export default definePlugin({
     const hook = usageHook(meter, d.features as Features);
     d.pipeline.before.push(hook);
     const unwatch = watchTasks(d.mesh, meter);
+    const features = d.features as Features;
+    d.telemetry.caches.track({ name: 'usage.entitlements', entries: () => features.cached, limit: FEATURE_CACHE_MAX });
     undo.set(d.usage, () => {
       const i = d.pipeline.before.indexOf(hook);
       if (i >= 0) d.pipeline.before.splice(i, 1);
