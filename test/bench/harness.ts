@@ -55,7 +55,7 @@ const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'];
  * Unless a CONFIG_FILE is given, the admin's plan (enterprise) gets a budget that does not
  * bind, so that figures measure the pipeline rather than the 429 path.
  */
-export async function startService(extraEnv: Record<string, string> = {}) {
+export async function startService(extraEnv: Record<string, string> = {}, extraFlags: string[] = []) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-'));
   const configFile = path.join(dataDir, 'bench-config.json');
@@ -68,7 +68,7 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     ADMIN_PASSWORD: 'bench-admin-password',
     CONFIG_FILE: configFile,
     ...extraEnv,
-  }, 'listening on', SERVICE_NODE_FLAGS);
+  }, 'listening on', [...SERVICE_NODE_FLAGS, ...extraFlags]);
   return { ...started, url: `http://127.0.0.1:${port}`, dataDir, adminEmail: 'admin@example.com', adminPassword: 'bench-admin-password' };
 }
 

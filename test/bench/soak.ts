@@ -14,10 +14,16 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const RPS = Number(process.env.SOAK_RPS ?? 400);
 const STREAMS = Number(process.env.SOAK_STREAMS ?? 50);
 const SAMPLE_MS = Number(process.env.SOAK_SAMPLE_MS ?? 60_000);
-// Heap and RSS are read every PROBE_MS; a sample is the lowest reading of its period (the
-// level after collections), since a single reading mostly says where the GC cycle was.
+// RSS is read every PROBE_MS and a sample is the lowest reading of its period. The heap
+// figure is the live heap after the last full (mark-compact) collection of the period, which
+// the service prints with --trace-gc: any single reading mostly says where the GC cycle was.
 const PROBE_MS = 5_000;
-const WARMUP_MS = Number(process.env.SOAK_WARMUP_MS ?? 120_000);
+// Worker threads' isolates print their collections too: lines start with `[pid:isolate]`, and
+// the main isolate is the one of the first line (it collects while loading, before any worker).
+const MARK_COMPACT = /\[\d+:(0x[0-9a-f]+)\][^\n]*?Mark-Compact[^\n]*?->\s*([\d.]+)\s*\(/g;
+const ISOLATE = /\[\d+:(0x[0-9a-f]+)\]/;
+// The young generation grows to its full size (2 x --max-semi-space-size) in the first minutes.
+const WARMUP_MS = Number(process.env.SOAK_WARMUP_MS ?? 180_000);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
@@ -62,12 +68,6 @@ function slope(xs: number[], ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-function heapBytes(metrics: string): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) if (line.startsWith('v8js_memory_heap_used{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return total;
-}
-
 function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
@@ -75,7 +75,7 @@ function rssBytes(pid: number): number {
 
 async function main(): Promise<void> {
   if (process.env.SOAK_FOOTPRINT !== '0') await footprint((l) => process.stdout.write(l));
-  const svc = await startService();
+  const svc = await startService({}, ['--trace-gc']);
   const stop = () => svc.proc.kill('SIGTERM');
   try {
     const login = await fetch(`${svc.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: svc.adminEmail, password: svc.adminPassword }) });
@@ -97,24 +97,29 @@ async function main(): Promise<void> {
       sockets.push(ws);
     }
     process.stdout.write(`soak: ${SECONDS} s at ${RPS} req/s over ${mix.length} routes, ${STREAMS} stream clients; sampling every ${SAMPLE_MS / 1000} s\n`);
-    process.stdout.write('minute  heap MB   rss MB   requests  errors   (lowest reading of each period)\n');
+    process.stdout.write('minute  heap MB   rss MB   requests  errors   (heap: live after the last full GC of the period, - if none; rss: lowest reading)\n');
     const started = Date.now();
     let sent = 0;
     let failed = 0;
     let inFlight = 0;
     const samples: Array<{ t: number; heap: number; rss: number }> = [];
-    let low = { heap: Infinity, rss: Infinity };
+    let low = { heap: NaN, rss: Infinity };
+    let seen = 0;
+    let mainIsolate: string | null = null;
     const probe = async () => {
-      const m = await fetch(`${svc.url}/metrics/`).then((r) => r.text());
-      low = { heap: Math.min(low.heap, heapBytes(m)), rss: Math.min(low.rss, rssBytes(svc.proc.pid!)) };
+      const out = svc.output();
+      mainIsolate ??= ISOLATE.exec(out)?.[1] ?? null;
+      for (const m of out.slice(seen).matchAll(MARK_COMPACT)) if (m[1] === mainIsolate) low.heap = Number(m[2]) * 2 ** 20;
+      seen = out.length;
+      low.rss = Math.min(low.rss, rssBytes(svc.proc.pid!));
     };
     const prober = setInterval(() => void probe().catch(() => undefined), PROBE_MS);
     const sample = async () => {
       await probe();
       const s = { t: Date.now() - started, ...low };
-      low = { heap: Infinity, rss: Infinity };
+      low = { heap: NaN, rss: Infinity };
       samples.push(s);
-      process.stdout.write(`${(s.t / 60_000).toFixed(1).padStart(6)}  ${(s.heap / 2 ** 20).toFixed(1).padStart(7)}  ${(s.rss / 2 ** 20).toFixed(1).padStart(7)}  ${String(sent).padStart(9)}  ${String(failed).padStart(6)}\n`);
+      process.stdout.write(`${(s.t / 60_000).toFixed(1).padStart(6)}  ${(Number.isFinite(s.heap) ? (s.heap / 2 ** 20).toFixed(1) : '-').padStart(7)}  ${(s.rss / 2 ** 20).toFixed(1).padStart(7)}  ${String(sent).padStart(9)}  ${String(failed).padStart(6)}\n`);
     };
     const sampler = setInterval(() => void sample(), SAMPLE_MS);
     // A steady rate: each tick sends what the elapsed time owes, bounded by 256 in flight.
@@ -145,7 +150,8 @@ async function main(): Promise<void> {
     const after = samples.filter((s) => s.t >= WARMUP_MS);
     if (after.length >= 2) {
       const mins = after.map((s) => s.t / 60_000);
-      const heapSlope = slope(mins, after.map((s) => s.heap / 2 ** 20));
+      const withHeap = after.filter((s) => Number.isFinite(s.heap));
+      const heapSlope = withHeap.length >= 2 ? slope(withHeap.map((s) => s.t / 60_000), withHeap.map((s) => s.heap / 2 ** 20)) : NaN;
       const rssSlope = slope(mins, after.map((s) => s.rss / 2 ** 20));
       process.stdout.write(`\nafter ${WARMUP_MS / 1000} s warm-up (${after.length} samples): heap ${heapSlope.toFixed(2)} MB/min (target <= 1), rss ${rssSlope.toFixed(2)} MB/min (target <= 2)\n`);
     } else {
