@@ -288,6 +288,88 @@ export const configSchema = z.object({
       maxExperimentSamples: z.number().int().min(2).max(10_000).default(500),
     })
     .prefault({}),
+  secsuite: z
+    .object({
+      endpointsec: z
+        .object({
+          /** The endpoint vendor's forwarder: responses (quarantine, disable user) are POSTed there as signed webhooks. */
+          vendorUrl: z.string().url().optional(),
+          /** HMAC-SHA256 key of those webhooks' X-Signature header. */
+          vendorSecret: z.string().min(16).optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  /** Certificates, HTTPS, deployments, checks, scheduler and upgrades (plugins/automation, docs/groups/automation.md). */
+  automation: z
+    .object({
+      /** Key that encrypts private keys at rest; derived from the JWT secret when unset. */
+      keyEncryptionKey: z.string().min(32, 'at least 32 characters').optional(),
+      certificates: z
+        .object({
+          validityDays: z.number().int().min(1).max(825).default(90),
+          /** A certificate this many days or fewer before its end is renewed by the scheduler. */
+          renewBeforeDays: z.number().int().min(0).max(365).default(30),
+          caCommonName: z.string().min(1).default('platform-control local CA'),
+        })
+        .prefault({}),
+      /** An ACME CA; unset = the local CA issues. */
+      acme: z
+        .object({
+          directoryUrl: z.string().regex(/^https?:\/\//, 'an http(s):// URL').optional(),
+          email: z.string().email().optional(),
+          /** PEM file of the CA that signed the ACME server's own TLS certificate (private ACME servers). */
+          caFile: z.string().optional(),
+          /** Longest an order may take (challenge, finalize, download). */
+          timeoutMs: z.number().int().min(1000).default(60_000),
+        })
+        .prefault({}),
+      https: z
+        .object({
+          /** Port of the TLS listener /automation/https/enable starts (0: any free port). */
+          port: z.number().int().min(0).max(65535).default(8443),
+          host: z.string().optional(),
+        })
+        .prefault({}),
+      /** Targets /automation/health/check probes besides the database, Redis and every kernel. */
+      healthTargets: z
+        .array(
+          z.object({
+            name: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/),
+            kind: z.enum(['http', 'tcp', 'tls']),
+            url: z.string().optional(),
+            host: z.string().optional(),
+            port: z.number().int().min(1).max(65535).optional(),
+          }),
+        )
+        .default([]),
+      probeTimeoutMs: z.number().int().min(50).max(60_000).default(5000),
+      scheduler: z
+        .object({
+          /** The runner's claim in the database; another host takes over after it runs out. */
+          leaseMs: z.number().int().min(200).max(600_000).default(15_000),
+          /** Cron expressions (croner) of the jobs; seconds field allowed. */
+          healthCron: z.string().default('*/5 * * * *'),
+          httpsCron: z.string().default('*/15 * * * *'),
+          renewalCron: z.string().default('17 * * * *'),
+        })
+        .prefault({}),
+      deployments: z
+        .object({
+          /** Pings a new node must answer, all of them, for the health gate to pass. */
+          gateProbes: z.number().int().min(1).max(100).default(5),
+          gateTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+          drainDeadlineSeconds: z.number().int().min(1).max(3600).default(60),
+        })
+        .prefault({}),
+      upgrade: z
+        .object({
+          /** Folder of candidate builds (each a folder with plugins/<id>/index.js); unset = only the running build. */
+          candidatesDir: z.string().optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   hub: z
     .object({
       /** Server ping interval; a client that misses a pong by the next ping is dropped. */

@@ -60,8 +60,19 @@ export async function openDatabase(config: Config): Promise<Knex> {
   return db;
 }
 
+/**
+ * Migrations that moved to another owner (code that moved from core to a plugin): their
+ * record is renamed before migrating, so a database that ran them does not run them again.
+ */
+const MOVED_MIGRATIONS: Record<string, string> = {
+  'core/chaos_001': 'chaos/chaos_001',
+};
+
 /** Runs every owner's migrations in the order given (core first, then plugins in boot order). */
 export async function migrate(db: Knex, owners: Array<{ owner: string; migrations: Migration[] }>): Promise<void> {
+  if (await db.schema.hasTable('schema_migrations')) {
+    for (const [from, to] of Object.entries(MOVED_MIGRATIONS)) await db('schema_migrations').where({ name: from }).update({ name: to });
+  }
   const list = owners.flatMap(({ owner, migrations }) =>
     migrations.map((m) => ({ ...m, name: `${owner}/${m.name}` })),
   );

@@ -30,8 +30,6 @@ import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
 import { createTelemetry, telemetryMigrations } from './telemetry';
 import { VERSION } from './meta';
-import { ChaosService } from './chaos/service';
-import { chaosMigrations } from './chaos/store';
 import { SERVICE_NAMES, systemClock, type Services } from './services';
 
 export interface HostOptions {
@@ -100,7 +98,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations, ...chaosMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -120,7 +118,7 @@ export class Host {
     const pipeline = new Pipeline();
     const telemetry = createTelemetry(this.config, db, pipeline, VERSION);
     this.closers.unshift(() => telemetry.sdk.shutdown());
-    const { accounts, limits, mailer } = await this.startAuth(db, auth, pipeline, redis);
+    const { accounts, limits, mailer } = await this.startAuth(db, auth, pipeline, redis, events);
     const actions = new ActionLog(db, events);
     const mesh = new Mesh(this.config, db, events, actions, this.log);
     this.onStop(() => mesh.stop());
@@ -148,10 +146,6 @@ export class Host {
         breakers: kernels.map((k) => ({ kernel: k.id, state: k.breaker.state })),
       };
     });
-    const chaos = new ChaosService(this.config.chaos, db, mesh, events, actions, this.log);
-    // Registered after the mesh: at stop, experiments roll back before the mesh goes down.
-    this.onStop(() => chaos.stop());
-    await chaos.start();
     this.services = {
       config: this.config,
       db,
@@ -168,7 +162,6 @@ export class Host {
       mesh,
       hub,
       telemetry,
-      chaos,
       clock: systemClock,
       mailer,
     };
@@ -178,6 +171,7 @@ export class Host {
 
     const depsOf = (pluginId: string | undefined) => this.pluginDeps.get(pluginId ?? '') ?? {};
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes), depsOf);
+    this.lifecycle.app = app;
     const caches = this.services.telemetry.caches;
     caches.track({ name: 'auth.verified_tokens', entries: () => this.services.auth.rememberedTokens, limit: VERIFIED_CACHE_SIZE });
     caches.track({ name: 'http.route_lookups', entries: () => app.routeCache(), limit: RECENT_MAX });
@@ -189,13 +183,14 @@ export class Host {
       this.server!.once('error', reject);
       this.server!.listen(this.config.server.port, this.config.server.host, () => resolve());
     });
+    this.lifecycle.httpPort = this.port;
     this.lifecycle.state = 'running';
     this.log.info({ port: this.port, plugins: this.plugins.map((p) => p.id) }, 'host started');
     return { port: this.port, admin };
   }
 
   /** Revocation (checked on every token), sessions, login throttling, mail and rate limits. */
-  private async startAuth(db: Db, auth: AuthService, pipeline: Pipeline, redis: Redis | null) {
+  private async startAuth(db: Db, auth: AuthService, pipeline: Pipeline, redis: Redis | null, events: EventBus) {
     const revocations = new Revocations(db, this.config.auth.revocationSyncMs);
     await revocations.start();
     this.onStop(() => revocations.stop());
@@ -203,11 +198,12 @@ export class Host {
     const limits = new RateLimiter(this.config, async (id) => ((await db('tenants').where({ id }).first('plan')) as { plan?: string } | undefined)?.plan ?? null, this.log);
     this.onStop(() => limits.close());
     pipeline.before.push(limits.hook);
+    limits.onRefuse = (r) => events.publish('security.rate_limited', r);
     if (!(await limits.ready(2000))) this.log.warn('rate limits: Redis not reachable yet; requests are let through until it is');
     const counter = redis ? new RedisCounter(redis, `${this.config.limits.redisPrefix}:login:`) : new MemoryCounter();
     const mailer = new Mailer(db, this.config, this.log);
     this.onStop(() => mailer.close());
-    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer);
+    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer, events);
     this.onStop(() => accounts.settle());
     return { accounts, limits, mailer };
   }

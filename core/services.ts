@@ -14,7 +14,6 @@ import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
 import type { TelemetryService } from './telemetry';
-import type { ChaosService } from './chaos/service';
 import { createServiceRef, type ServiceRef } from './plugin';
 
 /** The time source; tests replace it to move time without waiting. */
@@ -49,8 +48,6 @@ export interface Services {
   hub: Hub;
   /** OpenTelemetry meter and tracer, the Prometheus text, kernel metrics. */
   telemetry: TelemetryService;
-  /** Chaos experiments on the live mesh: scenarios' runs, aborts, halt, journal (core/chaos). */
-  chaos: ChaosService;
   /** The time source. */
   clock: Clock;
   /** Outgoing mail: written to the outbox, sent by SMTP when configured. */
@@ -76,7 +73,6 @@ export const core: { [K in ServiceName]: ServiceRef<Services[K]> } = {
   mesh: createServiceRef('mesh'),
   hub: createServiceRef('hub'),
   telemetry: createServiceRef('telemetry'),
-  chaos: createServiceRef('chaos'),
   clock: createServiceRef('clock'),
   mailer: createServiceRef('mailer'),
 };

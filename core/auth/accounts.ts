@@ -4,6 +4,8 @@ import { nowIso, type Db } from '../db';
 import { BadRequest, Conflict, NotFound, TooManyRequests, Unauthorized } from '../errors';
 import type { Role } from '../roles';
 import type { Logger } from '../logger';
+import type { EventBus } from '../events';
+import type { HttpError } from '../errors';
 import type { Mailer } from './mail';
 import { dummyHash, hashPassword, verifyPassword } from './passwords';
 import { hashSecret, newSecret, type IssuedTokens, type Sessions } from './sessions';
@@ -17,6 +19,8 @@ export const SIGNUP_PLAN = 'free';
 export class Accounts {
   /** Reset work runs after the 202 is sent; stop waits for it. */
   private readonly pending = new Set<Promise<void>>();
+  /** Checks a user must pass after a correct password (e.g. a locked account); an error refuses the login. */
+  private readonly loginChecks: Array<(user: UserRow) => HttpError | null> = [];
 
   constructor(
     private readonly db: Db,
@@ -25,7 +29,10 @@ export class Accounts {
     readonly sessions: Sessions,
     private readonly throttle: LoginThrottle,
     private readonly mailer: Mailer,
+    /** Refusals are published as `security.<kind>` for the security plugin. */
+    private readonly events?: EventBus,
   ) {
+    if (events) sessions.onReuse = (r) => events.publish('security.refresh_reuse', r);
     // Made now, so that even the first unknown e-mail costs one argon2 verify, not a hash too.
     void dummyHash();
   }
@@ -69,12 +76,27 @@ export class Accounts {
    */
   async login(email: string, password: string, address: string): Promise<{ user: UserRow; tokens: IssuedTokens }> {
     const wait = await this.throttle.attempt(email, address);
-    if (wait !== null) throw new TooManyRequests('Too many failed logins; try again later', wait);
+    if (wait !== null) {
+      this.events?.publish('security.login_throttled', { tenant_id: null, email, address, wait_seconds: wait });
+      throw new TooManyRequests('Too many failed logins; try again later', wait);
+    }
     const user = await findUserByEmail(this.db, email);
     const ok = await verifyPassword(user?.password_hash ?? (await dummyHash()), password);
-    if (!user || !ok) throw new Unauthorized('Incorrect e-mail or password');
+    if (!user || !ok) {
+      this.events?.publish('security.login_failed', { tenant_id: null, email, address });
+      throw new Unauthorized('Incorrect e-mail or password');
+    }
+    for (const check of this.loginChecks) {
+      const refusal = check(user);
+      if (refusal) throw refusal;
+    }
     await this.throttle.succeeded(email, address);
     return { user, tokens: await this.sessions.issue(user) };
+  }
+
+  /** Adds a check run after a correct password (the security plugin's account locks). */
+  addLoginCheck(check: (user: UserRow) => HttpError | null): void {
+    this.loginChecks.push(check);
   }
 
   /** Answers at once; the token and the mail are made afterwards, only for a real account. */

@@ -44,6 +44,9 @@ export interface IssuedTokens {
  * and revokes the whole family, access tokens included.
  */
 export class Sessions {
+  /** Told when a spent refresh token comes back (its family is revoked as stolen). */
+  onReuse: ((r: { tenant_id: string; user_id: string; family_id: string }) => void) | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly auth: AuthService,
@@ -76,6 +79,7 @@ export class Sessions {
     if (!row) throw new Unauthorized('Invalid refresh token');
     if (row.revoked_at) throw new Unauthorized('Refresh token revoked');
     if (row.used_at) {
+      this.onReuse?.({ tenant_id: row.tenant_id, user_id: row.user_id, family_id: row.family_id });
       await this.revokeFamily(row.family_id);
       throw new Unauthorized('Refresh token already used: its session has been revoked');
     }
@@ -83,6 +87,7 @@ export class Sessions {
     // Only one of two concurrent uses can win; the loser is treated as a reuse.
     const won = await this.db('refresh_tokens').where({ id: row.id }).whereNull('used_at').update({ used_at: nowIso() });
     if (won !== 1) {
+      this.onReuse?.({ tenant_id: row.tenant_id, user_id: row.user_id, family_id: row.family_id });
       await this.revokeFamily(row.family_id);
       throw new Unauthorized('Refresh token already used: its session has been revoked');
     }

@@ -64,6 +64,8 @@ export function readJson(req: Request, limit: number, done: (err?: unknown) => v
     }
     const first = firstNonSpace(text);
     if (first !== '{' && first !== '[') return finish(bodyError('entity.parse.failed', 400, 'Malformed JSON'));
+    // Kept (the string exists anyway) for routes that check a signature over the exact bytes.
+    (req as Request & { rawBody?: string }).rawBody = text;
     try {
       req.body = JSON.parse(text);
     } catch {

@@ -51,9 +51,6 @@ async function resolveCaller(route: RouteDef, req: Request, services: Services):
   }
   const caller = await services.auth.authenticate(req);
   if (!caller) throw new Unauthorized();
-  if (route.access !== 'authenticated' && !roleAtLeast(caller.role, route.access)) {
-    throw new Forbidden(`This action needs the ${route.access} role or higher`);
-  }
   return caller;
 }
 
@@ -61,8 +58,12 @@ async function resolveCaller(route: RouteDef, req: Request, services: Services):
 export function routeHandler(route: RouteDef, services: Services, pipeline: Pipeline, deps: object) {
   const validateResponses = services.config.server.validateResponses;
   return async (req: Request, res: Response, next: (err: unknown) => void) => {
+    let caller: Caller | null = null;
     try {
-      const caller = await resolveCaller(route, req, services);
+      caller = await resolveCaller(route, req, services);
+      if (caller && route.access !== 'public' && route.access !== 'authenticated' && !roleAtLeast(caller.role, route.access)) {
+        throw new Forbidden(`This action needs the ${route.access} role or higher`);
+      }
       for (const hook of pipeline.before) {
         const pending = hook(req, res, route, caller);
         if (pending) await pending;
@@ -103,9 +104,25 @@ export function routeHandler(route: RouteDef, services: Services, pipeline: Pipe
       }
       sendJson(res, route.status ?? 200, result ?? null);
     } catch (err) {
+      if (err instanceof HttpError && (err.status === 401 || err.status === 403 || err.status === 404)) publishRefusal(services, route, req, caller, err);
       next(err);
     }
   };
+}
+
+/**
+ * Refusals the security plugin records: a refused token (401 on a route that needs one,
+ * with credentials given), a call above the caller's role or plan (403), and a lookup of an
+ * object that is not the caller's (404 on a route with a path parameter). Only refusals
+ * pay for this; 429s are reported by the rate limiter, once per tenant and window.
+ */
+function publishRefusal(services: Services, route: RouteDef, req: Request, caller: Caller | null, err: HttpError): void {
+  const base = { method: route.method.toUpperCase(), route: route.fullPath ?? route.path, address: req.ip ?? null };
+  if (err.status === 401) {
+    if (route.access !== 'public' && req.headers.authorization) services.events.publish('security.token_refused', { tenant_id: null, ...base, path: req.path, reason: typeof err.detail === 'string' ? err.detail : 'refused' });
+  } else if (caller && (err.status === 403 || route.path.includes('{'))) {
+    services.events.publish(err.status === 403 ? 'security.forbidden' : 'security.not_found', { tenant_id: caller.tenantId, user_id: caller.id, role: caller.role, path: req.path, ...base });
+  }
 }
 
 /** Turns any error into a `{detail}` response; never a stack trace. */

@@ -26,6 +26,10 @@ export class RateLimiter {
   /** The same plans once known, for the refusal that needs no waiting (see hook). */
   private readonly knownPlans = new Map<string, { plan: string; until: number }>();
   private readonly windowSeconds: number;
+  /** Told once per tenant and window when a tenant is first refused (the security plugin's 429 bursts). */
+  onRefuse: ((r: { tenant_id: string; plan: string; limit: number; reset_at: string }) => void) | null = null;
+  /** tenant -> end of the window its refusal was reported for (bounded by the number of tenants). */
+  private readonly reported = new Map<string, number>();
 
   /** Live budgets and remembered tenant plans (for the cache gauges). */
   get sizes(): { buckets: number; plans: number } {
@@ -99,7 +103,7 @@ export class RateLimiter {
       const now = Date.now();
       const known = this.knownPlans.get(caller.tenantId);
       const until = known && known.until > now && this.config.plans[known.plan] ? this.buckets.blockedUntil(this.tenantKey(caller.tenantId, known.plan), now) : 0;
-      if (until) this.refuse(res, { allowed: false, limit: this.config.plans[known!.plan].requestsPerMinute, remaining: 0, resetAt: until }, known!.plan);
+      if (until) this.refuse(res, { allowed: false, limit: this.config.plans[known!.plan].requestsPerMinute, remaining: 0, resetAt: until }, known!.plan, caller.tenantId);
     }
     return this.take(req, res, route, caller);
   };
@@ -116,12 +120,17 @@ export class RateLimiter {
       return;
     }
     const { take, policy } = outcome;
-    if (!take.allowed) this.refuse(res, take, policy);
+    if (!take.allowed) this.refuse(res, take, policy, caller?.tenantId);
     setRateLimitHeaders(res, take, policy, this.windowSeconds);
   }
 
-  private refuse(res: Response, take: Take, policy: string): never {
+  private refuse(res: Response, take: Take, policy: string, tenantId?: string): never {
     setRateLimitHeaders(res, take, policy, this.windowSeconds);
+    // One report per tenant and window keeps a flood of refusals from costing more than a map lookup.
+    if (tenantId && this.onRefuse && (this.reported.get(tenantId) ?? 0) < take.resetAt) {
+      this.reported.set(tenantId, take.resetAt);
+      this.onRefuse({ tenant_id: tenantId, plan: policy, limit: take.limit, reset_at: new Date(take.resetAt).toISOString() });
+    }
     const wait = secondsUntil(take.resetAt);
     throw new TooManyRequests(`Rate limit exceeded: ${take.limit} requests per ${this.windowSeconds} s (${policy}); retry in ${wait} s`, wait);
   }

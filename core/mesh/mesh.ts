@@ -9,6 +9,7 @@ import type { ComponentHealth } from '../health';
 import type { Logger } from '../logger';
 import type { Caller } from '../roles';
 import type { NodeControl, TaskResult } from '../../kernels/sdk';
+import type { NodeState } from './types';
 import type { CancelSignal } from './cancel';
 import { discoverKernels } from './discovery';
 import { combine, nodeHealth } from './health';
@@ -54,7 +55,26 @@ class TaskFailed extends Error {
  * tasks go to the least busy eligible node through the kernel's circuit breaker; health
  * is derived from heartbeats measured in the workers and from task outcomes.
  */
+/** See Mesh.faults. */
+export interface NodeFaults {
+  readonly state: NodeState;
+  readonly control: NodeControl | null;
+  readonly threads: number;
+  readonly inFlight: number;
+  /** False once the node's threads were terminated (drained). */
+  readonly hasThreads: boolean;
+  /** Worker threads started (the first and every replacement), and threads that exited. */
+  readonly threadStarts: number;
+  readonly threadExits: number;
+  liveThreadIds(): number[];
+  /** Every live thread has sent a heartbeat (none is still booting). */
+  allThreadsBeating(): boolean;
+  /** Ends one idle thread (Piscina replaces it); false when none could be ended. */
+  crashThread(signal?: AbortSignal): Promise<boolean>;
+}
+
 export class Mesh {
+  /** Internal to core/mesh (control.ts reads them); elsewhere use kernelIds, faults and the views. */
   readonly kernelMap = new Map<string, Kernel>();
   readonly nodeMap = new Map<string, { node: MeshNode; kernel: Kernel }>();
   readonly cfg: Config['mesh'];
@@ -124,6 +144,37 @@ export class Mesh {
   }
 
   // ---- lookups and views ----
+
+  /** The ids of every kernel, sorted. */
+  kernelIds(): string[] {
+    return [...this.kernelMap.keys()].sort();
+  }
+
+  hasKernel(id: string): boolean {
+    return this.kernelMap.has(id);
+  }
+
+  /**
+   * What a fault injector (chaos engineering) may read and do on one node: its state, its
+   * control, its threads and their heartbeats, and ending one thread. Null for no such node.
+   */
+  faults(id: string): NodeFaults | null {
+    const found = this.nodeMap.get(id);
+    if (!found) return null;
+    const node = found.node;
+    return {
+      get state() { return node.state; },
+      get control() { return node.control; },
+      get threads() { return node.threads; },
+      get inFlight() { return node.inFlight; },
+      get hasThreads() { return node.pool !== null; },
+      get threadStarts() { return node.threadStarts; },
+      get threadExits() { return node.threadExits; },
+      liveThreadIds: () => [...node.liveThreads.keys()],
+      allThreadsBeating: () => [...node.liveThreads.values()].every((r) => Boolean(r.beat)),
+      crashThread: (signal?: AbortSignal) => node.crashThread(signal),
+    };
+  }
 
   kernelOf(id: string): Kernel {
     const k = this.kernelMap.get(id);
@@ -210,7 +261,27 @@ export class Mesh {
 
   // ---- running tasks ----
 
+  /**
+   * Admission checks of a caller's task (per-tenant kernel quotas): each throws to refuse, or
+   * returns what to call when the task ends. Only tasks that carry a caller are checked.
+   */
+  readonly admitters: Array<(domain: string, caller: Caller) => (() => void) | void> = [];
+
   async run(domain: string, task: string, input: unknown, opts: RunOptions = {}): Promise<unknown> {
+    if (!this.admitters.length || !opts.caller) return this.dispatch(domain, task, input, opts);
+    const releases: Array<() => void> = [];
+    try {
+      for (const admit of this.admitters) {
+        const release = admit(domain, opts.caller);
+        if (release) releases.push(release);
+      }
+      return await this.dispatch(domain, task, input, opts);
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  private async dispatch(domain: string, task: string, input: unknown, opts: RunOptions): Promise<unknown> {
     const { k, def } = this.taskDef(domain, task);
     const parsed = def.input.safeParse(input);
     if (!parsed.success) throw new Unprocessable(parsed.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));

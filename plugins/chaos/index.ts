@@ -1,8 +1,12 @@
-// Chaos engineering (spec 4.5, /ops/resilience) and the production validation (4.19). The
-// engine is core's `services.chaos`; this plugin declares the routes.
+// Chaos engineering (spec 4.5, /ops/resilience) and the production validation (4.19): the
+// engine (./engine) runs experiments on the live mesh through its fault interface
+// (Mesh.faults); other plugins see running experiments through ChaosRuns.
 import { z } from 'zod';
-import { domainName, EXPERIMENT_STATUSES, experiment, INJECTION_TYPES, report, scenario, scenarioBody } from '../../core/chaos/schemas';
-import { definePlugin } from '../../core/plugin';
+import { domainName, EXPERIMENT_STATUSES, experiment, INJECTION_TYPES, report, scenario, scenarioBody } from './engine/schemas';
+import { chaosRunsRef } from '../../core/contracts/chaos';
+import { definePlugin, provide } from '../../core/plugin';
+import { ChaosService, chaosEngineRef as engineRef } from './engine/service';
+import { chaosMigrations } from './engine/store';
 import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
 
@@ -14,7 +18,18 @@ const page = { limit: z.coerce.number().int().min(1).max(500).default(100), curs
 export default definePlugin({
   id: 'chaos',
   prefix: '',
-  deps: { chaos: core.chaos, mesh: core.mesh, config: core.config },
+  deps: { chaos: engineRef, mesh: core.mesh, config: core.config },
+  provides: [
+    provide(engineRef, {
+      deps: { config: core.config, db: core.db, mesh: core.mesh, events: core.events, actions: core.actions, log: core.log },
+      factory: (d) => new ChaosService(d.config.chaos, d.db, d.mesh, d.events, d.actions, d.log),
+      start: (c) => c.start(),
+      // Plugins stop before the mesh: experiments roll back while their nodes still run.
+      stop: (c) => c.stop(),
+    }),
+    provide(chaosRunsRef, { deps: { engine: engineRef }, factory: ({ engine }) => engine }),
+  ],
+  migrations: chaosMigrations,
   routes: (route) => [
     route({
       method: 'get',
@@ -125,7 +140,7 @@ export default definePlugin({
       }),
       errors: [404, 409, 422],
       handler: ({ body, caller, services }) => {
-        const domains = body?.domains ? [...new Set(body.domains)] : [...services.mesh.kernelMap.keys()].sort();
+        const domains = body?.domains ? [...new Set(body.domains)] : services.mesh.kernelIds();
         return services.chaos.validate(domains, body?.latency_ms ?? services.config.chaos.validation.latencyMs, who(caller));
       },
     }),

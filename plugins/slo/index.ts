@@ -84,7 +84,7 @@ export default definePlugin({
         domains: z.array(report),
       }),
       handler: async ({ services }) => {
-        const domains = [...services.mesh.kernelMap.keys()].sort();
+        const domains = services.mesh.kernelIds();
         const reports: Report[] = [];
         for (const d of domains) reports.push(await measure(services, d));
         const count = (s: Report['status']) => reports.filter((r) => r.status === s).length;

@@ -76,8 +76,8 @@ export function checkSteps(mesh: Mesh, steps: z.output<typeof definitionBody>['s
     const at = (...rest: Path): Path => ['body', 'steps', i, ...rest];
     const bad = (loc: Path, msg: string, type = 'value_error') => issues.push({ loc, msg: `step "${s.id}": ${msg}`, type });
     if (seen.has(s.id)) bad(at('id'), 'duplicate step id');
-    const kernel = mesh.kernelMap.get(s.kernel);
-    if (!kernel) bad(at('kernel'), `unknown kernel "${s.kernel}"; known: ${[...mesh.kernelMap.keys()].join(', ')}`);
+    const kernel = mesh.hasKernel(s.kernel) ? mesh.kernelOf(s.kernel) : null;
+    if (!kernel) bad(at('kernel'), `unknown kernel "${s.kernel}"; known: ${mesh.kernelIds().join(', ')}`);
     else if (!Object.hasOwn(kernel.manifest.tasks, s.task)) bad(at('task'), `kernel "${s.kernel}" has no task "${s.task}"; tasks: ${Object.keys(kernel.manifest.tasks).join(', ')}`);
     const refs = walk(s.input);
     for (const r of refs) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../core/config';
 import { Host } from '../../core/host';
 import chaosPlugin from '../../plugins/chaos';
+import { chaosEngineRef } from '../../plugins/chaos/engine/service';
 import kernelsPlugin from '../../plugins/kernels';
 import { drive, type Row } from './harness';
 import type { Scenario } from './scenarios';
@@ -27,7 +28,7 @@ export const chaosScenario: Scenario = {
     const host = new Host({ config, plugins: [kernelsPlugin, chaosPlugin] });
     await host.start();
     try {
-      const chaos = host.services.chaos;
+      const chaos = host.service(chaosEngineRef);
       const def = { scenario_id: null, scenario_name: 'bench', kind: 'scenario' as const, injection_type: 'latency' as const, target_domains: ['analytics'], parameters: { latency_ms: 20, node_share: 1 }, duration_seconds: 60, hypothesis: { description: 'bench', min_success_ratio: 0.5, max_latency_p99_ms: 5000 } };
       const aborts: number[] = [];
       for (let i = 0; i < 20; i++) {

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       () => call(`${svc.url}/kernels/analytics/tasks/describe`, 'POST', auth, JSON.stringify({ values: [1, 2, 3, 4, 5, 6, 7, 8] })),
       () => call(`${svc.url}/observability/v1/ingest/llm-call`, 'POST', auth, batch),
     ];
+    const NAMES = ['GET /kernels/', 'GET /auth/me', 'GET /ops/actions/history', 'POST analytics.describe', 'POST ingest'];
     const sockets: WebSocket[] = [];
     for (let i = 0; i < STREAMS; i++) {
       const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ops/stream?token=${token}`);
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
     let sent = 0;
     let failed = 0;
     let inFlight = 0;
+    // Refusals by route and status (0: no answer), so a failure says what it was.
+    const statuses = new Map<string, number>();
     const samples: Array<{ t: number; heap: number; rss: number }> = [];
     let low = { heap: NaN, rss: Infinity };
     let seen = 0;
@@ -133,12 +136,17 @@ async function main(): Promise<void> {
         }
         const owed = Math.floor((elapsed / 1000) * RPS) - sent;
         for (let i = 0; i < owed && inFlight < 256; i++) {
-          const fn = mix[sent % mix.length];
+          const idx = sent % mix.length;
+          const fn = mix[idx];
           sent++;
           inFlight++;
           void fn().then((status) => {
             inFlight--;
-            if (status < 200 || status >= 300) failed++;
+            if (status < 200 || status >= 300) {
+              failed++;
+              const key = `${NAMES[idx]} ${status}`;
+              statuses.set(key, (statuses.get(key) ?? 0) + 1);
+            }
           });
         }
       }, 10);
@@ -157,7 +165,7 @@ async function main(): Promise<void> {
     } else {
       process.stdout.write('\nnot enough samples after the warm-up for a trend (raise SOAK_SECONDS)\n');
     }
-    process.stdout.write(`${sent} requests, ${failed} not 2xx\n`);
+    process.stdout.write(`${sent} requests, ${failed} not 2xx${failed ? `: ${[...statuses].map(([k, n]) => `${k} x${n}`).join(', ')}` : ''}\n`);
   } finally {
     stop();
     agent.destroy();

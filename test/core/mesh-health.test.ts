@@ -38,8 +38,10 @@ eachDatabase('mesh health, breakers and the stream', (db) => {
     }
     const incidents = await until(async () => {
       const r = await t.request('GET', '/health/incidents/recent?domain=probe', { token: viewer });
-      return r.body.incidents?.length >= 2 ? r : null;
-    }, 3000, 'incidents');
+      // The rows are written after the hub events: wait for the recovery's row too.
+      const healths = (r.body.incidents ?? []).filter((i: any) => i.node_id === 'probe-1').map((i: any) => i.health);
+      return healths.includes('unhealthy') && healths.includes('healthy') ? r : null;
+    }, 10_000, 'incidents');
     const nodeRows = incidents!.body.incidents.filter((i: any) => i.node_id === 'probe-1');
     expect(nodeRows.map((i: any) => i.health)).to.include.members(['unhealthy', 'healthy']);
     const first = await t.request('GET', '/health/incidents/recent?domain=probe&limit=1', { token: viewer });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { startHost } from '../helpers/host';
 import chaosPlugin from '../../plugins/chaos';
-import { FAST_CHAOS, startChaosHost } from '../core/chaos-helpers';
+import { FAST_CHAOS, startChaosHost } from './chaos-helpers';
 import { MESH_PLUGINS, until } from '../core/mesh-helpers';
 
 const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { builtinId, seedBuiltins } from '../../core/chaos/scenarios';
+import { builtinId, seedBuiltins } from '../../plugins/chaos/engine/scenarios';
 import { eachDatabase, type TestHost } from '../helpers/host';
-import { startChaosHost } from '../core/chaos-helpers';
+import { startChaosHost } from './chaos-helpers';
 import { openStream, until } from '../core/mesh-helpers';
 
 const R = '/ops/resilience';
@@ -124,10 +124,14 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     } finally {
       await stream.close();
     }
-    const acts = await t.host.services.actions.list({ limit: 100, target_type: 'chaos_experiment' });
-    const mine = acts.actions.filter((a) => a.target_id === run_id);
-    expect(mine.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
-    expect(mine.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
+    // The end is recorded after the hub event that announces it: wait for its record.
+    const mine = await until(async () => {
+      const acts = await t.host.services.actions.list({ limit: 100, target_type: 'chaos_experiment' });
+      const rows = acts.actions.filter((a) => a.target_id === run_id);
+      return rows.some((a) => a.action === 'chaos_experiment_ended') ? rows : null;
+    }, 10_000, 'the experiment end in the actions history');
+    expect(mine!.map((a) => `${a.source}:${a.action}`)).to.include.members(['manual:run_chaos_experiment', 'automated:chaos_experiment_started', 'automated:chaos_experiment_ended']);
+    expect(mine!.filter((a) => a.source === 'automated').every((a) => a.actor === 'chaos' && a.cause === run_id)).to.equal(true);
     const direct = await t.host.services.actions.list({ limit: 100, action: 'run_chaos_experiment' });
     expect(direct.actions[0]).to.include({ source: 'manual', target_type: 'chaos_experiment' });
   });

@@ -8,6 +8,13 @@ if ! command -v promtool >/dev/null 2>&1; then
     (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1)) ||
     echo "could not install promtool; the /metrics/ test will fail" >&2
 fi
+# pebble (Debian package pebble): the ACME server the certificate tests get certificates from.
+if ! command -v pebble >/dev/null 2>&1; then
+  echo "installing pebble"
+  (apt-get install -y --no-install-recommends pebble >/dev/null 2>&1 ||
+    (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends pebble >/dev/null 2>&1)) ||
+    echo "could not install pebble; the ACME certificate test will fail" >&2
+fi
 if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
   echo "starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || echo "could not start PostgreSQL" >&2
