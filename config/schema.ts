@@ -16,6 +16,8 @@ const computePrice = z.object({
   gpuHour: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal amount').default('0'),
   currency: z.string().regex(/^[A-Z]{3}$/).default('USD'),
 });
+/** A metered price or cost: `amount` minor units per `per` units. */
+const unitPrice = z.object({ amount: z.number().int().min(0), per: z.number().int().min(1) });
 
 export const configSchema = z.object({
   env: z.enum(['development', 'test', 'production']).default('development'),
@@ -299,6 +301,52 @@ export const configSchema = z.object({
           maxTotalSeconds: z.number().int().min(1).max(3600).default(45),
         })
         .prefault({}),
+    })
+    .prefault({}),
+  /** Prices, costs and payment settings of monetization and billing (docs/groups/billing.md). */
+  billing: z
+    .object({
+      /** Currency of plan prices, unit prices, costs and invoices. */
+      currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code').default('USD'),
+      /** Currencies a payment may be in, with their decimals (ISO 4217 minor units). */
+      currencies: z.record(z.string().regex(/^[A-Z]{3}$/), z.number().int().min(0).max(4)).default({ USD: 2, EUR: 2, GBP: 2, CHF: 2, JPY: 0 }),
+      /** Monthly fee of each plan, in minor units. */
+      planPrices: z.record(z.string(), z.number().int().min(0)).default({ free: 0, pro: 4900, enterprise: 49900 }),
+      /** Metered prices by plan: `amount` minor units per `per` units of a metric. */
+      unitPrices: z.record(z.string(), z.record(z.string(), unitPrice)).default({
+        pro: { requests: { amount: 5, per: 1000 }, kernel_cpu_ms: { amount: 1, per: 60_000 }, llm_tokens: { amount: 2, per: 1000 }, telemetry_events: { amount: 1, per: 1000 } },
+        enterprise: { requests: { amount: 2, per: 1000 }, kernel_cpu_ms: { amount: 1, per: 120_000 }, llm_tokens: { amount: 1, per: 1000 }, telemetry_events: { amount: 1, per: 2000 } },
+      }),
+      /** What the platform pays per unit (profitability): same form, storage_bytes per GiB-month. */
+      unitCosts: z.record(z.string(), unitPrice).default({
+        kernel_cpu_ms: { amount: 1, per: 360_000 },
+        llm_tokens: { amount: 1, per: 4000 },
+        storage_bytes: { amount: 3, per: 1_073_741_824 },
+      }),
+      /** Add-ons: a monthly price and the features they enable. */
+      addons: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/), z.object({ price: z.number().int().min(0), features: z.array(z.string()).default([]), summary: z.string().default('') })).default({
+        sla: { price: 19_900, features: ['sla'], summary: 'Service-level agreement with credits' },
+        compliance: { price: 9_900, features: ['compliance'], summary: 'Compliance exports and reports' },
+      }),
+      /** Tax on invoices, in basis points of the subtotal (0: none). */
+      taxRateBps: z.number().int().min(0).max(10_000).default(0),
+      /** Publisher's share of a marketplace run's price, in basis points. */
+      publisherShareBps: z.number().int().min(0).max(10_000).default(7_000),
+      /** Fee of the local payment provider: basis points of the amount plus a fixed part (minor units). */
+      localFee: z.object({ bps: z.number().int().min(0).max(10_000).default(0), fixed: z.number().int().min(0).default(0) }).prefault({}),
+      /** Requests a new API key may make per minute unless it says otherwise. */
+      defaultKeyRatePerMinute: z.number().int().min(1).default(60),
+      /** How often metered usage is written (a batch per flush). */
+      usageFlushMs: z.number().int().min(10).max(60_000).default(1000),
+    })
+    .prefault({}),
+  /** Commercial and customer groups: SLA defaults, lead enrichment, experiments. */
+  commercial: z
+    .object({
+      /** An outside lead-enrichment service (POST {email, domain} -> JSON); unset = only what the platform knows. */
+      enrichmentUrl: z.string().regex(/^https?:\/\//, 'an http(s):// URL').optional(),
+      /** Most tasks per variant of an ROI experiment. */
+      maxExperimentSamples: z.number().int().min(2).max(10_000).default(500),
     })
     .prefault({}),
   secsuite: z

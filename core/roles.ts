@@ -6,11 +6,13 @@ export function roleAtLeast(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);
 }
 
-/** Who a request is: a user with a token, or a pipeline with an ingest key. */
+/** Who a request is: a user with a token, a pipeline with an ingest key, or a client with an API key. */
 export interface Caller {
-  kind: 'user' | 'ingest_key';
-  /** User id, or the ingest key id. */
+  kind: 'user' | 'ingest_key' | 'api_key';
+  /** User id, or the ingest or API key id. */
   id: string;
+  /** What an API key may do (plugin monetization); absent for users. */
+  scopes?: string[];
   tenantId: string;
   role: Role;
   email?: string;

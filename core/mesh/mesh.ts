@@ -35,6 +35,18 @@ export interface RunOptions {
   requestId?: string;
 }
 
+/** A finished task as observers see it; tenant and caller are those the task was run for (usage metering). */
+export interface TaskObservation {
+  kernel: string;
+  node: string;
+  task: string;
+  outcome: 'ok' | 'error' | 'aborted';
+  tenantId: string | null;
+  caller: Caller | null;
+  /** Time the handler ran on its worker thread, ms (the whole dispatch when the worker did not answer). */
+  runMs: number;
+}
+
 /** A task that failed in a way that counts against the kernel's health and breaker. */
 class TaskFailed extends Error {
   constructor(
@@ -80,7 +92,7 @@ export class Mesh {
   readonly cfg: Config['mesh'];
   readonly outcomesWriter: OutcomeWriter;
   /** Called for every finished task (metrics); `outcome` aborted = cancelled or refused, not counted against health. */
-  readonly taskObservers: Array<(t: { kernel: string; node: string; task: string; outcome: 'ok' | 'error' | 'aborted' }, durationMs: number) => void> = [];
+  readonly taskObservers: Array<(t: TaskObservation, durationMs: number) => void> = [];
   readonly control: MeshControl;
   globalHealth: { health: Health; reason: string } = { health: 'unknown', reason: 'starting' };
   private loop: NodeJS.Timeout | null = null;
@@ -300,7 +312,10 @@ export class Mesh {
       k.runTime.record(Math.max(1, Math.round(run * 1000)));
       k.waitTime.record(Math.max(1, Math.round((end - t0 - run) * 1000)));
       this.outcomesWriter.add({ kernel_id: k.id, node_id: node.id, task, ok, duration_ms: Math.round(total * 1000) / 1000, wait_ms: Math.round((end - t0 - run) * 1000) / 1000, error, tenant_id: opts.caller?.tenantId ?? null, at: new Date().toISOString() });
-      for (const observe of this.taskObservers) observe({ kernel: k.id, node: node.id, task, outcome: ok ? (error ? 'aborted' : 'ok') : 'error' }, total);
+      if (this.taskObservers.length) {
+        const seen: TaskObservation = { kernel: k.id, node: node.id, task, outcome: ok ? (error ? 'aborted' : 'ok') : 'error', tenantId: opts.caller?.tenantId ?? null, caller: opts.caller ?? null, runMs: run };
+        for (const observe of this.taskObservers) observe(seen, total);
+      }
       k.notify();
       if (node.state === 'draining') this.control.onDrainTaskDone(node, k);
     };

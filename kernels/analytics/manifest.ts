@@ -99,5 +99,14 @@ export default defineKernel({
       input: z.object({ streams: z.array(z.array(z.string().max(128)).max(10_000)).max(10_000), max_length: z.number().int().min(2).max(5).default(3), min_count: z.number().int().min(2).max(1_000_000).default(3) }),
       output: z.object({ sequences: z.array(z.object({ sequence: z.array(z.string()), count: z.number().int() })) }),
     }),
+    ab_difference: task({
+      summary: 'Difference of means of two samples (b - a) with a Welch t confidence interval and two-sided p-value',
+      input: z.object({ a: z.array(z.number().finite()).min(2).max(100_000), b: z.array(z.number().finite()).min(2).max(100_000), confidence: z.number().gt(0.5).lt(1).default(0.95) }),
+      output: z.object({
+        a: z.object({ n: z.number().int(), mean: z.number(), stddev: z.number() }),
+        b: z.object({ n: z.number().int(), mean: z.number(), stddev: z.number() }),
+        difference: z.number(), standard_error: z.number(), df: z.number(), confidence: z.number(), ci_low: z.number(), ci_high: z.number(), p_value: z.number(), method: z.literal('welch_t_interval'),
+      }),
+    }),
   },
 });

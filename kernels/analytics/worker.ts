@@ -10,6 +10,7 @@ function spread(values: number[]) {
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
   return { mean, p50: percentile(s, 50), p90: percentile(s, 90), p95: percentile(s, 95), p99: percentile(s, 99), max: s[s.length - 1]! };
 }
+import { welch as welchInterval } from './welch';
 
 export = serve(manifest, {
   describe: ({ values }) => describe(values),
@@ -82,4 +83,5 @@ export = serve(manifest, {
     };
   },
   frequent_sequences: ({ streams, max_length, min_count }) => ({ sequences: frequentSequences(streams, max_length, min_count).slice(0, 1000) }),
+  ab_difference: ({ a, b, confidence }) => welchInterval(a, b, confidence),
 });

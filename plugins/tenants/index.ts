@@ -4,6 +4,7 @@ import type { Config } from '../../core/config';
 import { nowIso } from '../../core/db';
 import { Conflict, invalid, NotFound } from '../../core/errors';
 import { definePlugin } from '../../core/plugin';
+import { featuresRef } from '../../core/contracts/usage';
 import { core } from '../../core/services';
 import { namedTenantScope } from '../../core/tenancy';
 
@@ -42,7 +43,8 @@ function checkPlan(config: Config, plan: string): void {
 export default definePlugin({
   id: 'tenants',
   prefix: '',
-  deps: { db: core.db, config: core.config, limits: core.limits, actions: core.actions },
+  // features: plan, add-on and override entitlements (plugin usage), the same the route gate reads.
+  deps: { db: core.db, config: core.config, limits: core.limits, actions: core.actions, features: featuresRef },
   routes: (route) => [
     route({
       method: 'get',
@@ -103,6 +105,7 @@ export default definePlugin({
         if (!t) throw new NotFound('Tenant not found');
         await services.db('tenants').where({ id: t.id }).update({ plan: body.plan });
         services.limits.planChanged(t.id);
+        services.features.planChanged(t.id);
         await services.actions.record({
           source: 'manual', actor: caller!.id, action: 'assign_plan', target_type: 'tenant', target_id: t.id, result: 'succeeded', tenant_id: t.id,
           detail: { from: t.plan, to: body.plan },
@@ -113,7 +116,7 @@ export default definePlugin({
     route({
       method: 'get',
       path: '/tenant/features/{tenant_id}',
-      summary: "What a tenant's plan enables (one's own tenant; any tenant for admins)",
+      summary: "What a tenant may use: its plan's features, its add-ons' and admin overrides (one's own tenant; any tenant for admins)",
       access: 'viewer',
       params: z.object({ tenant_id: z.string().min(1).max(64) }),
       response: z.object({
@@ -121,22 +124,28 @@ export default definePlugin({
         plan: z.string(),
         features: z.record(z.string(), z.boolean()),
         enabled: z.array(z.string()),
+        from_plan: z.array(z.string()),
+        from_addons: z.array(z.string()),
+        addons: z.array(z.string()),
+        /** Set by POST /saas/features/{tenant_id}/toggle; they win over plan and add-ons. */
+        overrides: z.record(z.string(), z.boolean()),
         rate_limit: tenantView.shape.rate_limit,
       }),
       errors: [404],
       handler: async ({ params, caller, services }) => {
         const scope = namedTenantScope(services.db, caller!, params.tenant_id);
-        const t = await services.db<TenantRow>('tenants').where({ id: scope.tenantId }).first();
-        if (!t) throw new NotFound('Tenant not found');
-        const plans = services.config.plans;
-        const enabled = plans[t.plan]?.features ?? [];
-        const all = [...new Set(Object.values(plans).flatMap((p) => p.features))].sort();
+        const e = await services.features.entitlements(scope.tenantId);
+        if (!e) throw new NotFound('Tenant not found');
         return {
-          tenant_id: t.id,
-          plan: t.plan,
-          features: Object.fromEntries(all.map((f) => [f, enabled.includes(f)])),
-          enabled: [...enabled].sort(),
-          rate_limit: rateLimit(services.config, t.plan),
+          tenant_id: e.tenant_id,
+          plan: e.plan,
+          features: e.features,
+          enabled: Object.keys(e.features).filter((f) => e.features[f]).sort(),
+          from_plan: e.from_plan,
+          from_addons: e.from_addons,
+          addons: e.addons,
+          overrides: e.overrides,
+          rate_limit: rateLimit(services.config, e.plan),
         };
       },
     }),

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import authPlugin from '../../plugins/auth';
 import tenantsPlugin from '../../plugins/tenants';
+import usagePlugin from '../../plugins/usage';
 import { ConfigError, loadConfig } from '../../core/config';
 import { REDIS_URL, startHost, type Reply, type TestHost } from '../helpers/host';
 
@@ -34,7 +35,7 @@ describe('plans in config', () => {
 describe('rate limits (local store)', () => {
   let t: TestHost;
   before(async () => {
-    t = await startHost({ plugins: [authPlugin, tenantsPlugin], config: REAL });
+    t = await startHost({ plugins: [authPlugin, tenantsPlugin, usagePlugin], config: REAL });
   });
   after(() => t.stop());
 
@@ -98,7 +99,7 @@ describe('rate limits (local store)', () => {
   });
 
   it('starts a full budget when the window ends', async () => {
-    const short = await startHost({ plugins: [tenantsPlugin], config: { ...REAL, limits: { windowSeconds: 1 } } });
+    const short = await startHost({ plugins: [tenantsPlugin, usagePlugin], config: { ...REAL, limits: { windowSeconds: 1 } } });
     try {
       const u = await short.userToken('viewer', 'tick-co', 'free');
       for (let i = 0; i < 10; i++) await short.request('GET', '/tenant/current', { token: u.token });
@@ -119,8 +120,8 @@ describe('rate limits (local store)', () => {
 describe('rate limits shared through Redis', () => {
   it("two hosts share one tenant's budget", async () => {
     const config = { ...REAL, redis: { url: REDIS_URL }, limits: { redisPrefix: `pc-test-shared-${crypto.randomBytes(6).toString('hex')}` } };
-    const a = await startHost({ plugins: [tenantsPlugin], config });
-    const b = await startHost({ plugins: [tenantsPlugin], config });
+    const a = await startHost({ plugins: [tenantsPlugin, usagePlugin], config });
+    const b = await startHost({ plugins: [tenantsPlugin, usagePlugin], config });
     try {
       expect(a.host.services.limits.shared).to.equal(true);
       const ua = await a.userToken('viewer', 'shared-co', 'free');
@@ -151,7 +152,7 @@ describe('rate limits shared through Redis', () => {
   });
 
   it("falls back to this host's budgets when Redis is unreachable", async () => {
-    const t = await startHost({ plugins: [authPlugin, tenantsPlugin], config: { ...REAL, redis: { url: 'redis://127.0.0.1:1' } } });
+    const t = await startHost({ plugins: [authPlugin, tenantsPlugin, usagePlugin], config: { ...REAL, redis: { url: 'redis://127.0.0.1:1' } } });
     try {
       const u = await t.userToken('viewer', 'lonely-co', 'free');
       const r = await t.request('GET', '/tenant/current', { token: u.token });

@@ -5,6 +5,7 @@ import { WebSocket } from 'ws';
 import { definePlugin } from '../../core/plugin';
 import authPlugin from '../../plugins/auth';
 import tenantsPlugin from '../../plugins/tenants';
+import usagePlugin from '../../plugins/usage';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 import { startSmtp } from '../helpers/smtp';
 
@@ -24,7 +25,7 @@ eachDatabase('auth plugin', (db) => {
   }
 
   before(async () => {
-    t = await startHost({ db, plugins: [authPlugin, tenantsPlugin] });
+    t = await startHost({ db, plugins: [authPlugin, tenantsPlugin, usagePlugin] });
   });
   after(() => t.stop());
 

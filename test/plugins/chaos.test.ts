@@ -186,7 +186,8 @@ eachDatabase('chaos plugin (/ops/resilience, /chaos/validate_production)', (db) 
     const x = (await t.request('POST', `${R}/scenarios`, { token: operator, body: scenarioBody({ name: 'x', target_domains: ['textstats'], injection_type: 'node_pause', parameters: { node_share: 1 }, duration_seconds: 60 }) })).body;
     const a = (await t.request('POST', `${R}/scenarios/${p.scenario_id}/run`, { token: operator })).body.experiment_id;
     const b = (await t.request('POST', `${R}/scenarios/${x.scenario_id}/run`, { token: operator })).body.experiment_id;
-    await eventually(() => t.host.services.mesh.node('textstats-1').state === 'paused' && t.host.services.mesh.nodes().some((n) => n.control), 5000, 'both injected');
+    // Every injection applied (both probe nodes' faults and the pause) before the halt counts them.
+    await eventually(() => t.host.services.mesh.node('textstats-1').state === 'paused' && t.host.services.mesh.nodes().filter((n) => n.control).length === 2, 5000, 'both injected');
     expect((await t.request('POST', `${R}/halt`, { token: viewer })).status).to.equal(403);
     expect((await t.request('POST', `${R}/halt`, { token: null })).status).to.equal(401);
     const h = await t.request('POST', `${R}/halt`, { token: operator });

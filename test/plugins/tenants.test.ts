@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import tenantsPlugin from '../../plugins/tenants';
+import usagePlugin from '../../plugins/usage';
 import { eachDatabase, startHost, type TestHost } from '../helpers/host';
 
 eachDatabase('tenants plugin', (db) => {
   let t: TestHost;
   before(async () => {
-    t = await startHost({ db, plugins: [tenantsPlugin] });
+    t = await startHost({ db, plugins: [tenantsPlugin, usagePlugin] });
   });
   after(() => t.stop());
 

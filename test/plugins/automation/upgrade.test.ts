@@ -75,7 +75,7 @@ eachDatabase('automation: upgrades', (db) => {
     expect(done.state, done.reason).to.equal('succeeded');
     expect(done.report.pending_migrations).to.deep.equal({ extra: ['001_extra_things'] });
     expect(done.report.dry_run.applied).to.deep.equal(['extra/001_extra_things']);
-    expect(done.report.kernels.changed).to.deep.equal([{ domain: 'analytics', tasks_added: ['median'], tasks_removed: ['aggregate', 'forecast', 'percentiles', 'regression'] }]);
+    expect(done.report.kernels.changed).to.deep.equal([{ domain: 'analytics', tasks_added: ['median'], tasks_removed: ['ab_difference', 'aggregate', 'forecast', 'percentiles', 'regression'] }]);
     expect(done.report.plugins_removed).to.include('automation');
     // The dry run left the live database alone.
     expect(await h.host.services.db.schema.hasTable('extra_things')).to.equal(false);
