@@ -210,7 +210,8 @@ function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
 }
 
 function wantsInt(schema: z.ZodType | undefined): boolean {
-  return /int/.test(String((schema as { format?: unknown } | undefined)?.format ?? ''));
+  const format = (schema as { format?: unknown } | undefined)?.format;
+  return typeof format === 'string' && /int/.test(format);
 }
 
 /** The value at `path` in what was validated, and whether its key is there at all. */

@@ -35,7 +35,7 @@ export class Kpis implements KpiService {
   }
 
   private kernel(params: Record<string, unknown>): string {
-    const k = String(params.kernel ?? '');
+    const k = typeof params.kernel === 'string' ? params.kernel : '';
     if (!this.mesh.kernelMap.has(k)) throw invalid(['body', 'params', 'kernel'], `unknown kernel "${k}"; known: ${[...this.mesh.kernelMap.keys()].join(', ')}`);
     return k;
   }
@@ -91,7 +91,7 @@ export class Kpis implements KpiService {
       case 'workflow_duration_p95_ms': {
         if (!(await this.has('workflow_executions'))) return out(metric === 'workflow_runs' ? 0 : null, 'workflow_executions (plugin not loaded)');
         const q = this.db('workflow_executions').where('tenant_id', tenantId).whereIn('state', ['succeeded', 'failed']).andWhere('finished_at', '>=', w.since);
-        if (params.workflow_id) q.andWhere('workflow_id', String(params.workflow_id));
+        if (typeof params.workflow_id === 'string' && params.workflow_id) q.andWhere('workflow_id', params.workflow_id);
         const rows = (await q.select('state', 'started_at', 'finished_at').orderBy('finished_at', 'desc').limit(10_000)) as Array<{ state: string; started_at: string | null; finished_at: string }>;
         if (metric === 'workflow_runs') return out(rows.length, 'workflow_executions');
         if (metric === 'workflow_failure_rate') return out(rows.length ? rows.filter((r) => r.state === 'failed').length / rows.length : null, 'workflow_executions');

@@ -100,4 +100,4 @@ export const aiopsMigrations: Migration[] = [
   },
 ];
 
-export const json = (s: unknown) => (s === null || s === undefined ? null : JSON.parse(String(s)));
+export const json = (s: string | null | undefined) => (s === null || s === undefined ? null : JSON.parse(s));

@@ -2,14 +2,10 @@
 // skill on a timer under its own service identity (`agent:<id>`, with the role it was given):
 // a workflow skill runs its workflow, an actions skill proposes its actions through governance.
 import crypto from 'node:crypto';
-import type { Db } from '../../core/db';
 import { Forbidden, invalid } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
 import { roleAtLeast, type Caller, type Role } from '../../core/roles';
 import { TenantScope } from '../../core/tenancy';
-import type { Approvals, Governance } from '../../core/contracts/governance';
-import type { InsightStore } from '../../core/contracts/insights';
-import type { Workflows } from '../../core/contracts/workflows';
 import type { AutonomyDeps } from './deps';
 import { wrongState } from './errors';
 import { scan } from './scan';

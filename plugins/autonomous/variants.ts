@@ -4,12 +4,11 @@
 // analytics kernel. Promotion (a governed action) makes the variant the definition; a worse
 // variant is not promoted. States: created → canary → evaluated → promoted | rolled_back.
 import crypto from 'node:crypto';
-import type { Db } from '../../core/db';
 import { Conflict, invalid } from '../../core/errors';
 import type { Caller } from '../../core/roles';
 import { TenantScope } from '../../core/tenancy';
-import type { ActionKind, Executed, Governance } from '../../core/contracts/governance';
-import type { WorkflowExecution, WorkflowStep, Workflows } from '../../core/contracts/workflows';
+import type { ActionKind, Executed } from '../../core/contracts/governance';
+import type { WorkflowExecution, WorkflowStep } from '../../core/contracts/workflows';
 import type { VariantDeps } from './deps';
 import { wrongState } from './errors';
 

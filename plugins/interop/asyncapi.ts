@@ -71,6 +71,6 @@ export function buildAsyncApi(version: string, host: string): Record<string, unk
 /** The parser's errors (severity 0); warnings and hints do not make a document invalid. */
 export async function validateAsyncApi(doc: unknown): Promise<{ valid: boolean; errors: Array<{ message: string; path: string }> }> {
   const { diagnostics } = await new Parser().parse(JSON.stringify(doc));
-  const errors = diagnostics.filter((d) => d.severity === 0).map((d) => ({ message: d.message, path: '/' + d.path.join('/') }));
+  const errors = diagnostics.filter((d) => Number(d.severity) === 0).map((d) => ({ message: d.message, path: '/' + d.path.join('/') }));
   return { valid: errors.length === 0, errors };
 }

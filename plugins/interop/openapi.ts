@@ -109,7 +109,7 @@ export interface ValidationResult {
 export async function validateOpenApi(doc: unknown): Promise<ValidationResult> {
   const version = doc && typeof doc === 'object' ? String((doc as Json).openapi ?? (doc as Json).swagger ?? '') || null : null;
   try {
-    await SwaggerParser.validate(structuredClone(doc) as never, { resolve: { external: false, file: false, http: false } } as never);
+    await (SwaggerParser.validate(structuredClone(doc) as never, { resolve: { external: false, file: false, http: false } } as never) as unknown as Promise<unknown>);
     return { valid: true, version, errors: [] };
   } catch (err) {
     const e = err as Error & { details?: Array<{ message: string; instancePath?: string; path?: Array<string | number> }> };
@@ -122,5 +122,5 @@ export async function validateOpenApi(doc: unknown): Promise<ValidationResult> {
 
 /** A validated document dereferenced (internal references only). */
 export async function dereference(doc: unknown): Promise<Json> {
-  return (await SwaggerParser.dereference(structuredClone(doc) as never, { resolve: { external: false, file: false, http: false } } as never)) as unknown as Json;
+  return (await (SwaggerParser.dereference(structuredClone(doc) as never, { resolve: { external: false, file: false, http: false } } as never) as unknown as Promise<unknown>)) as Json;
 }

@@ -154,6 +154,6 @@ function toHit(r: Record<string, unknown>): SearchHit {
     url: (r.url as string | null) ?? null,
     updated_at: String(r.updated_at),
     score: Math.round(Number(r.score) * 1e6) / 1e6,
-    highlights: { title: String(r.h_title ?? ''), body: String(r.h_body ?? '') },
+    highlights: { title: typeof r.h_title === 'string' ? r.h_title : '', body: typeof r.h_body === 'string' ? r.h_body : '' },
   };
 }

@@ -29,7 +29,7 @@ export async function score(s: S, tenantId: string) {
       { id: 'heartbeats', present: k.nodes.length > 0 && k.nodes.every((n) => n.health !== 'unknown'), evidence: { nodes: k.nodes.map((n) => ({ id: n.id, health: n.health })) }, change: `start a node of ${k.id} (its heartbeats measure health)` },
     ];
     const present = dims.filter((d) => d.present).length;
-    kernels.push({ kernel_id: k.id, score: Math.round((present / dims.length) * 100), dimensions: dims.map(({ change, ...d }) => d), changes: dims.filter((d) => !d.present).map((d) => ({ dimension: d.id, change: d.change, score_after: Math.round(((present + 1) / dims.length) * 100) })) });
+    kernels.push({ kernel_id: k.id, score: Math.round((present / dims.length) * 100), dimensions: dims.map(({ change: _change, ...d }) => d), changes: dims.filter((d) => !d.present).map((d) => ({ dimension: d.id, change: d.change, score_after: Math.round(((present + 1) / dims.length) * 100) })) });
   }
   return {
     overall: kernels.length ? Math.round(kernels.reduce((a, k) => a + k.score, 0) / kernels.length) : 0,

@@ -67,4 +67,4 @@ export const uaicpMigrations: Migration[] = [
   },
 ];
 
-export const parse = (s: unknown) => (s === null || s === undefined ? null : JSON.parse(String(s)));
+export const parse = (s: string | null | undefined) => (s === null || s === undefined ? null : JSON.parse(s));

@@ -44,7 +44,6 @@ export function cloudRoutes(route: RouteMaker<Deps>): RouteDef[] {
     ...kinds.map(([kind, k]) =>
       route({
         method: 'post', path: `${P}${k.path}`, summary: `Create: ${k.what}`, access: 'member', feature,
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the compiler (TypeScript 7) needs it; ESLint's TypeScript 6 infers it
         body: k.body as z.ZodType<Record<string, unknown> & { name: string; order: number }>, response: object.extend({ issues: z.array(z.object({ kind: z.string(), detail: z.string() })) }), status: 201, errors: [409, 422],
         handler: async ({ body, caller, services }) => {
           const t = caller!.tenantId;

@@ -137,7 +137,7 @@ describe('interop (OpenAPI, AsyncAPI, CloudEvents, workflow exchange)', () => {
       expect(r.status).to.equal(200);
       expect(r.body.validation).to.deep.equal({ valid: true, validator: '@asyncapi/parser', errors: [] });
       const { document, diagnostics } = await new Parser().parse(JSON.stringify(r.body.document));
-      expect(diagnostics.filter((d) => d.severity === 0)).to.deep.equal([]);
+      expect(diagnostics.filter((d) => Number(d.severity) === 0)).to.deep.equal([]);
       expect(document!.version()).to.equal('3.0.0');
       const names = document!.messages().all().map((m) => m.name());
       for (const type of ['snapshot', 'health_update', 'node_state', 'incident', 'workflow_status', 'chaos_experiment', 'action_taken', 'subscribe']) expect(names).to.include(type);
@@ -153,7 +153,7 @@ describe('interop (OpenAPI, AsyncAPI, CloudEvents, workflow exchange)', () => {
       { id: 'stats', kernel: 'analytics', task: 'describe', input: { values: [1, 2, 3] } },
       { id: 'more', kernel: 'analytics', task: 'percentiles', input: { values: [4, 5], percentiles: [50] }, timeout_ms: 5000, retries: 2 },
     ];
-    let ids: string[] = [];
+    const ids: string[] = [];
 
     it('exports workflow definitions and imports them back exactly (also into another tenant)', async () => {
       for (const name of ['Nightly stats', 'Percentile check']) {
