@@ -91,9 +91,10 @@ function operation(route: RouteDef, tag: string): Json {
   if (route.feature) op['x-feature'] = route.feature;
   // Public operations say so explicitly: no security requirement.
   op.security = route.access === 'public' ? [] : [{ bearer: [] }];
-  if (route.body) {
+  const body = route.documentedBody ?? route.body;
+  if (body) {
     const type = route.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-    op.requestBody = { required: true, content: { [type]: { schema: jsonSchema(route.body, 'input') } } };
+    op.requestBody = { required: true, content: { [type]: { schema: jsonSchema(body, 'input') } } };
   }
   return op;
 }

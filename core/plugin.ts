@@ -81,6 +81,11 @@ export interface RouteSpec<P, Q, B, R, S> {
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the document describes it, when the handler validates it itself (a signed
+   * webhook checks its signature before it says anything about the payload).
+   */
+  documentedBody?: AnySchema;
   /** How the body arrives: JSON (default) or an HTML form. */
   bodyType?: 'json' | 'form';
   response?: R;

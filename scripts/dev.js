@@ -9,7 +9,7 @@ const readline = require('node:readline');
 const ROOT = path.join(__dirname, '..');
 const HOST_ARGS = ['--max-semi-space-size=64', 'dist/core/main.js'];
 
-const tsc = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--watch', '--preserveWatchOutput'], {
+const tsc = spawn(process.execPath, [path.join(ROOT, 'node_modules', '@typescript', 'native', 'bin', 'tsc'), '-p', 'tsconfig.json', '--watch', '--preserveWatchOutput'], {
   cwd: ROOT,
   stdio: ['ignore', 'pipe', 'inherit'],
   // Its own process group: typescript's bin is a shim that runs the native compiler as a

@@ -95,6 +95,7 @@ export default definePlugin({
       access: 'public',
       // Checked in the handler, after the signature: an unsigned caller learns nothing from 422s.
       body: z.record(z.string(), z.unknown()),
+      documentedBody: schedulerPayload,
       response: z.object({ delivery_id: z.string(), event: z.string(), action: z.string(), lead_id: z.string() }),
       errors: [401, 409, 503],
       handler: async ({ body, req, services }) => {

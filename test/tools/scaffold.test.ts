@@ -63,7 +63,7 @@ describe('scaffolds (make new-kernel, make new-plugin)', () => {
       // Only what the new files need is compiled (their imports bring in core): a smaller build.
       const generated = ['kernels/geo', 'plugins/notes', 'test/kernels/geo.test.ts', 'test/plugins/notes.test.ts'];
       fs.writeFileSync(path.join(tree, 'tsconfig.scaffold.json'), JSON.stringify({ extends: './tsconfig.json', include: generated }));
-      const build = await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.scaffold.json'], tree);
+      const build = await run(process.execPath, ['node_modules/@typescript/native/bin/tsc', '-p', 'tsconfig.scaffold.json'], tree);
       expect(build.code, build.out).to.equal(0);
       const tests = await run(process.execPath, ['node_modules/mocha/bin/mocha.js', 'dist/test/kernels/geo.test.js', 'dist/test/plugins/notes.test.js'], tree);
       expect(tests.code, tests.out).to.equal(0);
