@@ -61,7 +61,7 @@ fi
 # 5. Build and run the suite (or the bench) with this runtime.
 cd "$tree"
 rm -rf dist
-node node_modules/typescript/bin/tsc -p tsconfig.json || fail "the build failed"
+node node_modules/@typescript/native/bin/tsc -p tsconfig.json || fail "the build failed"
 if [ "$what" = bench ]; then
   node dist/test/bench/run.js || fail "the bench failed"
 else
