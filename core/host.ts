@@ -220,7 +220,7 @@ export class Host {
 
   private resolve(deps: Deps): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const [name, ref] of Object.entries(deps)) out[name] = this.service(ref);
+    for (const [name, ref] of Object.entries(deps)) out[name] = ref.optional && !this.registry.has(ref.id) ? null : this.service(ref);
     return out;
   }
 

@@ -75,6 +75,7 @@ export function checkPlugins(plugins: PluginDef[], coreServices: string[], reser
     const uses = (what: string, deps: PluginDef['deps']) => {
       for (const [name, ref] of Object.entries(deps)) {
         const owner = providers.get(ref?.id);
+        if (!owner && ref?.optional) continue;
         if (!owner) throw new BootError(`plugin "${p.id}": ${what} needs service "${ref?.id ?? name}", which no plugin provides`);
         if (owner !== 'core' && owner !== p.id) after.add(owner);
       }

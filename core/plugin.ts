@@ -20,12 +20,22 @@ type In<S> = S extends z.ZodType ? z.input<S> : unknown;
  */
 export interface ServiceRef<T> {
   readonly id: string;
+  /** Set by optional(): resolves to null when nobody provides the service. */
+  readonly optional?: boolean;
   readonly __type?: (t: T) => T;
 }
 
 export function createServiceRef<T>(id: string): ServiceRef<T> {
   if (!/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/.test(id)) throw new Error(`service id "${id}" must be lowercase words joined by dots or dashes`);
   return { id };
+}
+
+/**
+ * A dependency the plugin can do without: it resolves to null when no plugin provides the
+ * service, and when one does, that plugin starts first (e.g. report keys to security if present).
+ */
+export function optional<T>(ref: ServiceRef<T>): ServiceRef<T | null> {
+  return { id: ref.id, optional: true } as ServiceRef<T | null>;
 }
 
 export type Deps = Record<string, ServiceRef<any>>;

@@ -77,7 +77,8 @@ export interface SecurityAction extends Required<Omit<NewSecurityAction, 'undoab
 /** Keys a plugin issues to a tenant (for the tenant report's "exposed keys"). */
 export interface KeySource {
   name: string;
-  list(tenantId: string): Promise<Array<{ id: string; name: string; created_at: string; last_used_at: string | null; refused_uses: number }>>;
+  /** refused_uses: left out where the kind of key does not count refusals. */
+  list(tenantId: string): Promise<Array<{ id: string; name: string; created_at: string; last_used_at: string | null; refused_uses?: number }>>;
 }
 
 export interface SecurityService {

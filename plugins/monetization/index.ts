@@ -1,6 +1,7 @@
 import { billingRef } from '../../core/contracts/billing';
 import { featuresRef, usageRef } from '../../core/contracts/usage';
-import { definePlugin, provide, type Resolved } from '../../core/plugin';
+import { securityRef } from '../../core/contracts/security';
+import { definePlugin, optional, provide, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
 import { KEY_CACHE_MAX, registerKeyAuth } from './keys';
 import { monetizationMigrations } from './migrations';
@@ -12,7 +13,7 @@ import { BillingService } from './service';
 
 const deps = {
   db: core.db, config: core.config, actions: core.actions, clock: core.clock, mesh: core.mesh, auth: core.auth, limits: core.limits, telemetry: core.telemetry,
-  usage: usageRef, features: featuresRef, billing: billingRef,
+  usage: usageRef, features: featuresRef, billing: billingRef, sec: optional(securityRef),
 };
 export type Deps = Resolved<typeof deps>;
 
@@ -35,6 +36,11 @@ export default definePlugin({
   start: (d) => {
     const keys = registerKeyAuth(d.auth, d.db, () => d.clock.now());
     d.telemetry.caches.track({ name: 'monetization.api_key_budgets', entries: keys.entries, limit: KEY_CACHE_MAX });
+    // API keys appear in the tenant security report's key review, when security runs.
+    d.sec?.addKeySource({
+      name: 'api_keys',
+      list: (tenantId) => d.db('api_keys').where({ tenant_id: tenantId }).whereNull('revoked_at').select('id', 'name', 'created_at', 'last_used_at'),
+    });
   },
   routes: (route) => [...accountRoutes(route), ...marketRoutes(route), ...reportRoutes(route), ...saasRoutes(route)],
 });

@@ -1,6 +1,7 @@
-import type { Resolved } from '../../core/plugin';
+import { securityRef } from '../../core/contracts/security';
+import { optional, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
 
 /** The services the observability plugin's routes use. */
-export const deps = { db: core.db, auth: core.auth, telemetry: core.telemetry, lifecycle: core.lifecycle, actions: core.actions };
+export const deps = { db: core.db, auth: core.auth, telemetry: core.telemetry, lifecycle: core.lifecycle, actions: core.actions, sec: optional(securityRef) };
 export type Deps = Resolved<typeof deps>;

@@ -68,6 +68,11 @@ export default definePlugin({
   migrations: keyMigrations,
   start(services) {
     registerAuthenticator(services);
+    // Ingest keys appear in the tenant security report's key review, when security runs.
+    services.sec?.addKeySource({
+      name: 'ingest_keys',
+      list: (tenantId) => services.db('ingest_keys').where({ tenant_id: tenantId }).whereNull('revoked_at').select('id', 'name', 'created_at', 'last_used_at'),
+    });
   },
   routes: (route) => [
     ...EVENT_TYPES.map((type) => ingestRoute(route, type)),

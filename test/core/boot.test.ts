@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../../core/config';
 import { BootError } from '../../core/loader';
-import { createServiceRef, definePlugin, provide, type PluginDef } from '../../core/plugin';
+import { createServiceRef, definePlugin, optional, provide, type PluginDef } from '../../core/plugin';
 import { anyRoute as route } from '../helpers/host';
 import { core } from '../../core/services';
 import { startHost } from '../helpers/host';
@@ -163,6 +163,21 @@ describe('services between plugins', () => {
     const a = definePlugin({ id: 'a', prefix: '/a', deps: { b: bRef }, provides: [provide(aRef, { deps: {}, factory: () => 1 })], routes: () => [] });
     const b = definePlugin({ id: 'b', prefix: '/b', deps: {}, provides: [provide(bRef, { deps: { a: aRef }, factory: () => 2 })], routes: () => [] });
     expect(await refusal([a, b])).to.match(/dependency cycle a -> b -> a/);
+  });
+  it('resolves an optional dependency to null without a provider, and starts the provider first when there is one', async () => {
+    const seen: string[] = [];
+    const maybe = definePlugin({
+      id: 'maybe', prefix: '/maybe', deps: { counter: optional(counterRef) },
+      start: ({ counter }) => void seen.push(`start maybe with ${counter ? 'a counter' : 'none'}`),
+      routes: (route) => [route({ method: 'get', path: '/', summary: 'n', access: 'public', handler: ({ services }) => ({ n: services.counter?.next() ?? null }) })],
+    });
+    const alone = await startHost({ plugins: [maybe] });
+    expect((await alone.request('GET', '/maybe')).body).to.deep.equal({ n: null });
+    await alone.stop();
+    const both = await startHost({ plugins: [maybe, provider('maker', seen)] });
+    expect((await both.request('GET', '/maybe')).body).to.deep.equal({ n: 1 });
+    await both.stop();
+    expect(seen).to.deep.equal(['start maybe with none', 'make maker', 'start maybe with a counter', 'stop service maker']);
   });
   it('lets a test replace a service (the clock) for every plugin', async () => {
     const fixed = { now: () => new Date('2030-01-02T03:04:05Z') };
