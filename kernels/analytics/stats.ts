@@ -1,5 +1,6 @@
 // Significance tests of the analytics kernel (A/B comparisons of two arms).
 import { normCdf } from '../numeric';
+import { meanVar as sample } from './welch';
 
 function logFactorials(n: number): Float64Array {
   const f = new Float64Array(n + 1);
@@ -39,10 +40,10 @@ export function twoProportionZ(aOk: number, aN: number, bOk: number, bN: number)
   return (bOk / bN - aOk / aN) / se;
 }
 
+// The sample mean and variance of welch.ts (one place for both Welch computations).
 function meanVar(x: number[]) {
-  const m = x.reduce((a, b) => a + b, 0) / x.length;
-  const v = x.length > 1 ? x.reduce((a, b) => a + (b - m) ** 2, 0) / (x.length - 1) : 0;
-  return { m, v };
+  const { mean, variance } = sample(x);
+  return { m: mean, v: x.length > 1 ? variance : 0 };
 }
 
 /**

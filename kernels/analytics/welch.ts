@@ -71,7 +71,8 @@ export function tQuantile(p: number, df: number): number {
   return (lo + hi) / 2;
 }
 
-function meanVar(xs: number[]): { n: number; mean: number; variance: number } {
+/** Count, mean and sample variance (n - 1 in the denominator). */
+export function meanVar(xs: number[]): { n: number; mean: number; variance: number } {
   const n = xs.length;
   const mean = xs.reduce((a, b) => a + b, 0) / n;
   const variance = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);

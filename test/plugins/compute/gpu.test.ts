@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startGroup, type Group } from './setup';
+import { startGroup, type Group } from '../uaicp/setup';
 
 // nvidia-smi as a machine with two GPUs answers the inventory's query (the CSV boundary only):
 // this machine has none, so the GPU paths are tested against this stand-in binary.

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { BusEvent } from '../../../core/events';
 import { eventually } from '../../helpers/eventually';
 import { eachDatabase } from '../../helpers/host';
-import { MISSING, settled, startGroup, type Group } from './setup';
+import { MISSING, settled, startGroup, type Group } from '../uaicp/setup';
 
 const INGEST = '/observability/v1/ingest';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startHost, type TestHost } from '../../helpers/host';
-import { billingPlugins } from './plugins';
+import { billingPlugins } from '../billing/plugins';
 
 // Every /monetization endpoint and the billing reports: success, auth, bad input, state, isolation.
 describe('billing: monetization endpoints', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import zlib from 'node:zlib';
 import { eventually } from '../../helpers/eventually';
 import { startHost, type TestHost } from '../../helpers/host';
-import { billingPlugins } from './plugins';
+import { billingPlugins } from '../billing/plugins';
 
 // The 4.19 commercial and customer endpoints: success, auth, bad input, state, isolation.
 describe('billing: commercial and customer endpoints', () => {

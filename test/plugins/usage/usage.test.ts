@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { eventually } from '../../helpers/eventually';
 import { startHost, type TestHost } from '../../helpers/host';
 import { llm, telemetryPlugins } from '../../helpers/telemetry';
-import { billingPlugins } from './plugins';
+import { billingPlugins } from '../billing/plugins';
 
 // Usage metering of telemetry and LLM tokens, the usage query's rules, and proposal wording
 // through a configured LLM endpoint (a local server speaking the OpenAI chat protocol).
