@@ -43,10 +43,27 @@ export const configSchema = z.object({
       /** PostgreSQL schema to use (tests give each host its own). */
       schema: z.string().regex(/^[a-z_][a-z0-9_]*$/).optional(),
       sqliteFile: z.string().min(1).default('platform.sqlite'),
+      /** SQLite: read-only connections beside the one writer for plain reads (0: every query on the writer; docs/configuration.md). */
+      readConnections: z.number().int().min(0).max(32).default(4),
+      /** PostgreSQL: the most connections the pool opens. */
+      poolSize: z.number().int().min(1).max(200).default(10),
     })
     .prefault({}),
   redis: z
     .object({ url: z.string().regex(/^rediss?:\/\//, 'a redis:// URL').optional() })
+    .prefault({}),
+  /** Scale-out (docs/scale-out.md): set hostId, with REDIS_URL, to join a cluster of hosts. */
+  cluster: z
+    .object({
+      /** This host's name in the cluster; also part of its node ids (`<domain>-<hostId>-<n>`). */
+      hostId: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, 'a host id: a lowercase letter, then letters or digits (at most 16)').optional(),
+      /** The URL other hosts reach this one at (advertised in the registry). */
+      url: z.string().regex(/^https?:\/\//, 'an http:// URL').optional(),
+      /** A host whose last heartbeat is older than this is lost; heartbeats go every third of it. */
+      leaseMs: z.number().int().min(300).default(3000),
+      /** Prefix of the registry's keys in Redis (tests give each run its own). */
+      prefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/).default('pc-cluster'),
+    })
     .prefault({}),
   log: z
     .object({
@@ -413,6 +430,9 @@ export const configSchema = z.object({
           healthCron: z.string().default('*/5 * * * *'),
           httpsCron: z.string().default('*/15 * * * *'),
           renewalCron: z.string().default('17 * * * *'),
+          /** A database backup into <dataDir>/backups (pg_dump on PostgreSQL), the newest backupKeep kept. */
+          backupCron: z.string().default('40 2 * * *'),
+          backupKeep: z.number().int().min(1).max(365).default(7),
         })
         .prefault({}),
       deployments: z
@@ -464,6 +484,35 @@ export const configSchema = z.object({
           exportIntervalMs: z.number().int().min(100).default(15_000),
         })
         .prefault({}),
+      /** The OTLP/HTTP receiver (plugin otlp): POST /otlp/v1/traces, /otlp/v1/metrics, /otlp/v1/logs. */
+      otlpReceiver: z
+        .object({
+          /** Also serve the bare /v1/traces, /v1/metrics and /v1/logs (an exporter given only the service's base URL). */
+          rootPaths: z.boolean().default(false),
+          /** Largest protobuf body, after gzip inflation (JSON bodies: server.bodyLimit). */
+          maxBodyBytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(16 * 1024 * 1024),
+          /** Export requests decoded and stored at once by this host; more answer 429 with Retry-After. */
+          maxConcurrent: z.number().int().min(1).max(1024).default(8),
+          /** The Retry-After of those 429s (and of 503s while stopping or when the store fails). */
+          retryAfterSeconds: z.number().int().min(1).max(3600).default(1),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  /** Outbound calls of plugin interop's http workflow steps (docs/groups/stability.md). */
+  interop: z
+    .object({
+      /**
+       * Host names (or host:port) the plugin may call. Empty = none: the server would otherwise
+       * call any address a tenant names (SSRF: its own loopback, cloud metadata).
+       */
+      allowedHosts: z.array(z.string().min(1).max(255)).max(1000).default([]),
+      httpSteps: z
+        .object({
+          timeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+          maxResponseBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** Inbound webhooks (plugin leads): POST /webhooks/scheduler. */
@@ -473,6 +522,11 @@ export const configSchema = z.object({
       schedulerSecret: z.string().min(16, 'at least 16 characters').optional(),
       /** How far a signed timestamp may be from our clock. */
       toleranceSeconds: z.number().int().min(1).max(3600).default(300),
+      /**
+       * The tenant whose workflows a `workflow.run` delivery may start (as the service identity
+       * `webhook:scheduler`, role member); unset = the platform tenant.
+       */
+      schedulerTenant: z.string().min(1).max(64).optional(),
     })
     .prefault({}),
   /** The public contact form (plugin leads). */

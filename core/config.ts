@@ -16,6 +16,10 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['DATA_DIR', ['dataDir'], 'string'],
   ['DATABASE_URL', ['database', 'url'], 'string'],
   ['REDIS_URL', ['redis', 'url'], 'string'],
+  ['CLUSTER_HOST_ID', ['cluster', 'hostId'], 'string'],
+  ['CLUSTER_URL', ['cluster', 'url'], 'string'],
+  ['CLUSTER_PREFIX', ['cluster', 'prefix'], 'string'],
+  ['CLUSTER_LEASE_MS', ['cluster', 'leaseMs'], 'int'],
   ['JWT_SECRET', ['auth', 'jwtSecret'], 'string'],
   ['LOG_LEVEL', ['log', 'level'], 'string'],
   ['ADMIN_EMAIL', ['auth', 'adminEmail'], 'string'],
@@ -28,6 +32,7 @@ const ENV: Array<[string, string[], 'string' | 'int' | 'list']> = [
   ['LLM_MODEL', ['mesh', 'settings', 'llm', 'model'], 'string'],
   ['OTEL_EXPORTER_OTLP_ENDPOINT', ['telemetry', 'otlp', 'endpoint'], 'string'],
   ['WEBHOOK_SCHEDULER_SECRET', ['webhooks', 'schedulerSecret'], 'string'],
+  ['WEBHOOK_SCHEDULER_TENANT', ['webhooks', 'schedulerTenant'], 'string'],
 ];
 
 function setPath(obj: Json, path: string[], value: unknown): void {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { Config } from './config';
+import { REWRITTEN_MIGRATIONS } from './migration-helpers';
 
 export type Db = Knex;
 
@@ -37,28 +38,139 @@ export async function openDatabase(config: Config): Promise<Knex> {
       client: 'pg',
       connection: config.database.url,
       searchPath: schema ? [schema] : undefined,
-      pool: { min: 0, max: 10 },
+      pool: { min: 0, max: config.database.poolSize },
     });
     if (schema) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
     return db;
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.resolve(config.dataDir, config.database.sqliteFile);
+  const db = sqlite(file, 1, SQLITE_PRAGMAS);
+  // An in-memory database is private to its connection: nothing to share with readers.
+  const readers = config.database.readConnections;
+  if (readers > 0 && config.database.sqliteFile !== ':memory:') routeReads(db, sqlite(file, readers, `${SQLITE_PRAGMAS} PRAGMA query_only = ON;`));
+  return db;
+}
+
+/** The builder methods that only read (knex's `_method`, and its query object's `method`). */
+const READS = new Set(['select', 'first', 'pluck']);
+
+type SqliteConn = { exec(sql: string, cb: (err: Error | null) => void): void };
+
+function sqlite(file: string, connections: number, pragmas: string): Knex {
   const db = knexFactory({
     client: 'sqlite3',
     connection: { filename: file },
     useNullAsDefault: true,
-    // One connection: SQLite serialises writers anyway, and one connection keeps
-    // transactions from waiting on each other's locks.
     pool: {
       min: 1,
-      max: 1,
-      afterCreate: (conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) => {
-        conn.exec(SQLITE_PRAGMAS, (err) => done(err, conn));
-      },
+      max: connections,
+      afterCreate: (conn: SqliteConn, done: (err: Error | null, conn: unknown) => void) => conn.exec(pragmas, (err) => done(err, conn)),
     },
   });
+  reuseStatements(db);
   return db;
+}
+
+interface SqliteStatement {
+  all(params: unknown[], cb: (this: unknown, err: Error | null, rows: unknown[]) => void): void;
+  finalize(cb?: () => void): void;
+}
+interface SqliteHandle { prepare(sql: string, cb: (err: Error | null) => void): SqliteStatement }
+interface QueryObject { sql?: string; method?: string; bindings?: unknown[]; response?: unknown; context?: unknown }
+interface SqliteClient {
+  _query: (this: SqliteClient, conn: unknown, obj: QueryObject) => Promise<QueryObject>;
+  destroyRawConnection: (this: SqliteClient, conn: unknown) => Promise<void>;
+}
+
+/**
+ * Selects run on a statement prepared once per connection and kept (the most recent 200
+ * texts): knex's sqlite3 client prepares, runs and finalizes a new statement for every
+ * query, three trips to the thread pool where one does. A kept statement holds no read
+ * snapshot between runs: node-sqlite3 steps it to the end and resets it before the next.
+ */
+function reuseStatements(db: Knex): void {
+  const client = db.client as SqliteClient;
+  const own = client._query;
+  const kept = new WeakMap<object, Map<string, Promise<SqliteStatement>>>();
+  const prepared = (conn: SqliteHandle, sql: string): Promise<SqliteStatement> => {
+    let cache = kept.get(conn);
+    if (!cache) kept.set(conn, (cache = new Map()));
+    const known = cache.get(sql);
+    if (known) return known;
+    const made = new Promise<SqliteStatement>((resolve, reject) => {
+      const stmt = conn.prepare(sql, (err) => (err ? reject(err) : resolve(stmt)));
+    });
+    const map = cache;
+    // A text that does not prepare (its table changed or went) is tried again next time.
+    made.catch(() => map.get(sql) === made && map.delete(sql));
+    map.set(sql, made);
+    if (map.size > KEPT_STATEMENTS) {
+      const [oldest, old] = map.entries().next().value!;
+      map.delete(oldest);
+      old.then((st) => st.finalize(), () => undefined);
+    }
+    return made;
+  };
+  client._query = async function (this: SqliteClient, conn: unknown, obj: QueryObject) {
+    if (!obj.sql || !READS.has(obj.method ?? '')) return own.call(this, conn, obj);
+    const stmt = await prepared(conn as SqliteHandle, obj.sql);
+    return new Promise((resolve, reject) => {
+      stmt.all(obj.bindings ?? [], function (err, rows) {
+        if (err) return reject(err);
+        obj.response = rows;
+        obj.context = this;
+        resolve(obj);
+      });
+    });
+  };
+  // SQLite refuses to close a connection with statements left: they are finalized first.
+  const close = client.destroyRawConnection;
+  client.destroyRawConnection = async function (this: SqliteClient, conn: unknown) {
+    const cache = kept.get(conn as object);
+    kept.delete(conn as object);
+    for (const p of cache?.values() ?? []) {
+      const st = await p.catch(() => null);
+      if (st) await new Promise<void>((resolve) => st.finalize(resolve));
+    }
+    return close.call(this, conn);
+  };
+}
+const KEPT_STATEMENTS = 200;
+
+/** The parts of knex's query builder and client that routeReads looks at. */
+interface RoutedBuilder { _method?: string; _connection?: unknown; _single?: { lock?: unknown } }
+interface RoutedClient { runner: (this: RoutedClient, builder: RoutedBuilder) => unknown }
+
+/**
+ * One connection writes (SQLite serialises writers anyway, and one writer keeps
+ * transactions from waiting on each other's locks); plain reads outside a transaction go
+ * to a pool of read-only connections, so that they neither queue behind each other nor
+ * behind a write. Only builder selects move (`db(t).where(..)`, `.first()`, `.pluck()`
+ * without a lock): raw SQL, schema queries and everything inside a transaction (its
+ * queries run on the transaction's client, not this one) stay on the writer.
+ *
+ * Read-your-writes: in WAL mode a read transaction sees every transaction committed before
+ * it began, on any connection. A write is acknowledged (its promise resolves) after its
+ * commit, so a read started after that, on any reader, sees it; a read that overlaps a
+ * write still in flight sees the state before it, as on PostgreSQL.
+ */
+function routeReads(writer: Knex, reader: Knex): void {
+  const client = writer.client as RoutedClient;
+  const readClient = reader.client as RoutedClient;
+  const own = client.runner;
+  client.runner = function (this: RoutedClient, builder: RoutedBuilder) {
+    // A transaction's client inherits this method: `this` is then the transaction's.
+    const plainRead = this === client && READS.has(builder._method ?? '') && !builder._connection && !builder._single?.lock;
+    return plainRead ? readClient.runner(builder) : own.call(this, builder);
+  };
+  // knex.destroy() ends in its client's destroy: the readers close with the writer.
+  const writerClient = writer.client as { destroy(cb?: unknown): Promise<void> };
+  const destroy = writerClient.destroy.bind(writerClient);
+  writerClient.destroy = async (cb?: unknown) => {
+    await reader.destroy();
+    return destroy(cb);
+  };
 }
 
 /**
@@ -67,6 +179,11 @@ export async function openDatabase(config: Config): Promise<Knex> {
  */
 const MOVED_MIGRATIONS: Record<string, string> = {
   'core/chaos_001': 'chaos/chaos_001',
+  'core/003_auth_tokens': 'auth/003_auth_tokens',
+  'core/003_telemetry_events': 'observability/003_telemetry_events',
+  'core/004_telemetry_trace_key': 'observability/004_telemetry_trace_key',
+  'core/005_telemetry_trace_hot_cold': 'observability/005_telemetry_trace_hot_cold',
+  'core/006_telemetry_trace_hot_append': 'observability/006_telemetry_trace_hot_append',
 };
 
 /** Runs every owner's migrations in the order given (core first, then plugins in boot order). */
@@ -104,6 +221,11 @@ export function migrationChecksum(m: Migration): string {
 async function checkApplied(db: Knex, list: Migration[]): Promise<void> {
   if (!(await db.schema.hasTable(CHECKSUMS))) return;
   const stored = new Map((await db(CHECKSUMS).select('name', 'checksum')).map((r: { name: string; checksum: string }) => [r.name, r.checksum]));
+  for (const m of list) {
+    if (!REWRITTEN_MIGRATIONS[m.name] || stored.get(m.name) !== REWRITTEN_MIGRATIONS[m.name]) continue;
+    stored.set(m.name, migrationChecksum(m));
+    await db(CHECKSUMS).where({ name: m.name }).update({ checksum: stored.get(m.name) });
+  }
   const changed = list.filter((m) => stored.has(m.name) && stored.get(m.name) !== migrationChecksum(m)).map((m) => m.name);
   if (changed.length === 0) return;
   throw new Error(
@@ -145,6 +267,15 @@ export function resourceStamps(t: Knex.CreateTableBuilder): void {
   t.string('created_at', 32).notNullable();
   t.string('updated_at', 32).notNullable();
   t.index(['tenant_id', 'created_at']);
+}
+
+/**
+ * Runs several reads against one snapshot, so figures computed from more than one query
+ * agree with each other while writes go on. PostgreSQL: a repeatable-read transaction.
+ * SQLite: a transaction on the writer connection (WAL keeps the snapshot of its first read).
+ */
+export function readSnapshot<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return isPostgres(db) ? db.transaction(fn, { isolationLevel: 'repeatable read' }) : db.transaction(fn);
 }
 
 /** Timestamp column helper: ISO text on both databases keeps comparisons portable. */

@@ -5,12 +5,10 @@ import type { WebSocketServer } from 'ws';
 import { ActionLog, actionMigrations } from './actions';
 import { AuthService, loadSecret, VERIFIED_CACHE_SIZE } from './auth/service';
 import { RECENT_MAX } from './http/routes';
-import { bootstrapAdmin, coreMigrations } from './auth/store';
-import { Accounts } from './auth/accounts';
-import { Mailer } from './auth/mail';
+import { coreMigrations } from './auth/store';
+import { accountsRef } from './contracts/accounts';
+import { Mailer, mailMigrations } from './mail';
 import { Revocations } from './auth/revocations';
-import { Sessions } from './auth/sessions';
-import { LoginThrottle, MemoryCounter, RedisCounter } from './auth/throttle';
 import { RateLimiter } from './limits';
 import type { Config } from './config';
 import { migrate, openDatabase, type Db } from './db';
@@ -26,11 +24,13 @@ import { metaPlugin } from './meta';
 import type { Deps, PluginDef, ServiceRef } from './plugin';
 import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
+import { ClusterRegistry } from './cluster/registry';
 import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
-import { createTelemetry, telemetryMigrations } from './telemetry';
+import { createTelemetry } from './telemetry';
 import { VERSION } from './meta';
-import { SERVICE_NAMES, systemClock, type Services } from './services';
+import { leaseMigrations, Leases } from './leases';
+import { SERVICE_NAMES, systemClock, type Clock, type Services } from './services';
 
 export interface HostOptions {
   config: Config;
@@ -98,7 +98,7 @@ export class Host {
     const db = await openDatabase(this.config);
     this.closers.push(() => db.destroy());
     await migrate(db, [
-      { owner: 'core', migrations: [...coreMigrations, ...actionMigrations, ...meshMigrations, ...telemetryMigrations] },
+      { owner: 'core', migrations: [...coreMigrations, ...mailMigrations, ...actionMigrations, ...meshMigrations, ...leaseMigrations] },
       ...this.plugins.map((p) => ({ owner: p.id, migrations: p.migrations ?? [] })),
     ]);
     const redis = openRedis(this.config);
@@ -116,15 +116,16 @@ export class Host {
     const events = new EventBus();
     const auth = new AuthService(this.config, db, loadSecret(this.config));
     const pipeline = new Pipeline();
-    const telemetry = createTelemetry(this.config, db, pipeline, VERSION);
+    const telemetry = createTelemetry(this.config, pipeline, VERSION);
     this.closers.unshift(() => telemetry.sdk.shutdown());
-    const { accounts, limits, mailer } = await this.startAuth(db, auth, pipeline, redis, events);
+    const { revocations, limits, mailer } = await this.startAuth(db, auth, pipeline, events);
     const actions = new ActionLog(db, events);
     const mesh = new Mesh(this.config, db, events, actions, this.log);
     this.onStop(() => mesh.stop());
     await mesh.start().catch((err: Error) => {
       throw new BootError(`kernel mesh: ${err.message}`);
     });
+    await this.joinCluster(redis, mesh, db, events);
     const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }), (c) => auth.stillValid(c));
     this.onStop(() => hub.stop());
     await hub.start();
@@ -158,16 +159,19 @@ export class Host {
       redis,
       actions,
       limits,
-      accounts,
+      revocations,
       mesh,
       hub,
       telemetry,
       clock: systemClock,
       mailer,
+      // The clock as plugins see it (a test's override included).
+      leases: new Leases(db, { now: () => ((this.registry.get('clock') as Clock | undefined) ?? systemClock).now() }),
     };
     this.registerCoreHealth();
-    const admin = await bootstrapAdmin(db, this.config);
     await this.startPlugins();
+    // The auth plugin makes the first admin when it starts on an empty database.
+    const admin = this.registry.has(accountsRef.id) ? this.service(accountsRef).firstAdmin : null;
 
     const depsOf = (pluginId: string | undefined) => this.pluginDeps.get(pluginId ?? '') ?? {};
     const app = buildApp(this.services, this.services.pipeline, this.plugins.flatMap((p) => p.routes), depsOf);
@@ -189,8 +193,8 @@ export class Host {
     return { port: this.port, admin };
   }
 
-  /** Revocation (checked on every token), sessions, login throttling, mail and rate limits. */
-  private async startAuth(db: Db, auth: AuthService, pipeline: Pipeline, redis: Redis | null, events: EventBus) {
+  /** Revocation (checked on every token), mail and rate limits. */
+  private async startAuth(db: Db, auth: AuthService, pipeline: Pipeline, events: EventBus) {
     const revocations = new Revocations(db, this.config.auth.revocationSyncMs);
     await revocations.start();
     this.onStop(() => revocations.stop());
@@ -204,12 +208,9 @@ export class Host {
     pipeline.before.push(limits.hook);
     limits.onRefuse = (r) => events.publish('security.rate_limited', r);
     if (!(await limits.ready(2000))) this.log.warn('rate limits: Redis not reachable yet; requests are let through until it is');
-    const counter = redis ? new RedisCounter(redis, `${this.config.limits.redisPrefix}:login:`) : new MemoryCounter();
     const mailer = new Mailer(db, this.config, this.log);
     this.onStop(() => mailer.close());
-    const accounts = new Accounts(db, this.config, this.log, new Sessions(db, auth, revocations, this.config), new LoginThrottle(this.config, counter, this.log), mailer, events);
-    this.onStop(() => accounts.settle());
-    return { accounts, limits, mailer };
+    return { revocations, limits, mailer };
   }
 
   /** The service with this reference (core's or a plugin's), once started. */
@@ -274,6 +275,19 @@ export class Host {
   }
 
   /** Adds a function to run at stop (core areas close their resources with it). */
+  /** With cluster.hostId and REDIS_URL, this host registers its nodes and sees the others' (docs/scale-out.md). */
+  private async joinCluster(redis: Redis | null, mesh: Mesh, db: Db, events: EventBus): Promise<void> {
+    const { cluster } = this.config;
+    if (!cluster.hostId) return;
+    if (!redis) throw new BootError('cluster.hostId (CLUSTER_HOST_ID) needs REDIS_URL: the hosts of a cluster share Redis');
+    const registry = new ClusterRegistry(redis, { hostId: cluster.hostId, url: cluster.url ?? null, leaseMs: cluster.leaseMs, prefix: cluster.prefix }, () => mesh.localNodes(), db, events, this.log);
+    await registry.start().catch((err: Error) => {
+      throw new BootError(`cluster registry: ${err.message}`);
+    });
+    mesh.remoteNodes = () => registry.remoteNodes();
+    this.onStop(() => registry.stop());
+  }
+
   onStop(fn: () => Promise<void> | void): void {
     this.closers.unshift(fn);
   }

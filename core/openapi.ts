@@ -109,22 +109,40 @@ export interface KernelTasks {
 /** The generic task route: its path template, whose concrete paths document one task each. */
 export const TASK_ROUTE = '/kernels/{domain}/tasks/{task}';
 
+/** The component name of a task's input schema. */
+const taskInputName = (domain: string, task: string) => `${domain}.${task}.input`;
+
 /**
  * One operation per kernel task, at its concrete path (`/kernels/analytics/tasks/describe`),
  * with the task's own input and output schemas. The generic route serves them all; these
- * copies of it (same access and errors) tell a client what each task takes and gives.
+ * copies of it (same access and errors) tell a client what each task takes and gives. Each
+ * input schema is a component, which the generic route's body lists too.
  */
-function taskOperations(generic: RouteDef, kernels: KernelTasks[]): Record<string, Json> {
+function taskOperations(generic: RouteDef, kernels: KernelTasks[], components: Record<string, Json>): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const k of kernels) {
     for (const [name, t] of Object.entries(k.tasks)) {
       const fullPath = `/kernels/${k.domain}/tasks/${name}`;
       const response = z.object({ domain: z.literal(k.domain), task: z.literal(name), output: t.output, duration_ms: z.number() });
       const op = operation({ ...generic, fullPath, params: undefined, body: t.input, response, summary: `${k.domain}.${name}: ${t.summary}`, description: `${k.description}. Runs on the least busy eligible node of kernel "${k.domain}"; the same as ${generic.method.toUpperCase()} ${TASK_ROUTE}.` }, 'kernel tasks');
+      components[taskInputName(k.domain, name)] = jsonSchema(t.input, 'input');
+      op.requestBody = { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${taskInputName(k.domain, name)}` } } } };
       out[fullPath] = { [generic.method]: { ...op, 'x-kernel-task': { domain: k.domain, task: name } } };
     }
   }
   return out;
+}
+
+/**
+ * The generic route's body: the input of the task its path names, so one of the task
+ * inputs (the path, not the body, says which; a body is checked against that task's schema).
+ */
+function genericTaskBody(kernels: KernelTasks[]): Json {
+  const inputs = kernels.flatMap((k) => Object.keys(k.tasks).map((name) => ({ $ref: `#/components/schemas/${taskInputName(k.domain, name)}` })));
+  return {
+    description: `The input of the task named by {domain} and {task}: one of ${inputs.length} task input schemas, each also documented at its own path ${TASK_ROUTE.replace('{domain}', '<domain>').replace('{task}', '<task>')}.`,
+    anyOf: inputs,
+  };
 }
 
 const issue = {
@@ -164,8 +182,12 @@ export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: 
     const p = (paths[route.fullPath!] ??= {});
     p[route.method] = operation(route, route.pluginId ?? 'core');
   }
+  const schemas: Record<string, Json> = { Error: errorSchema, ValidationError: validationErrorSchema };
   const generic = routes.find((r) => r.fullPath === TASK_ROUTE && r.method === 'post');
-  if (generic) Object.assign(paths, taskOperations(generic, kernels));
+  if (generic && kernels.length) {
+    Object.assign(paths, taskOperations(generic, kernels, schemas));
+    (paths[TASK_ROUTE][generic.method] as Json).requestBody = { required: true, content: { 'application/json': { schema: genericTaskBody(kernels) } } };
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -179,7 +201,7 @@ export function buildOpenApi(routes: RouteDef[], sockets: SocketDef[], version: 
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: { Error: errorSchema, ValidationError: validationErrorSchema },
+      schemas,
     },
   };
 }

@@ -8,11 +8,12 @@ import type { HealthRegistry } from './health';
 import type { Pipeline } from './http/pipeline';
 import type { Lifecycle } from './lifecycle';
 import type { Redis } from './redis';
-import type { Accounts } from './auth/accounts';
-import type { Mailer } from './auth/mail';
+import type { Revocations } from './auth/revocations';
+import type { Mailer } from './mail';
 import type { RateLimiter } from './limits';
 import type { Mesh } from './mesh/mesh';
 import type { Hub } from './hub/hub';
+import type { Leases } from './leases';
 import type { TelemetryService } from './telemetry';
 import { createServiceRef, type ServiceRef } from './plugin';
 
@@ -40,8 +41,8 @@ export interface Services {
   actions: ActionLog;
   /** Per-tenant (by plan) and per-address request budgets. */
   limits: RateLimiter;
-  /** Registration, login, sessions (refresh, logout) and password reset. */
-  accounts: Accounts;
+  /** Revoked tokens (checked on every token): the auth plugin's logout and reset write them. */
+  revocations: Revocations;
   /** The kernel mesh: kernels, nodes, tasks, control, health, stats (core/mesh). */
   mesh: Mesh;
   /** The live stream of /ops/stream (core/hub). */
@@ -52,6 +53,8 @@ export interface Services {
   clock: Clock;
   /** Outgoing mail: written to the outbox, sent by SMTP when configured. */
   mailer: Mailer;
+  /** Leader leases: run a job on one host at a time, with takeover (core/leases.ts). */
+  leases: Leases;
 }
 
 export type ServiceName = keyof Services;
@@ -69,12 +72,13 @@ export const core: { [K in ServiceName]: ServiceRef<Services[K]> } = {
   redis: createServiceRef('redis'),
   actions: createServiceRef('actions'),
   limits: createServiceRef('limits'),
-  accounts: createServiceRef('accounts'),
+  revocations: createServiceRef('revocations'),
   mesh: createServiceRef('mesh'),
   hub: createServiceRef('hub'),
   telemetry: createServiceRef('telemetry'),
   clock: createServiceRef('clock'),
   mailer: createServiceRef('mailer'),
+  leases: createServiceRef('leases'),
 };
 
 export const SERVICE_NAMES = Object.keys(core) as ServiceName[];

@@ -16,7 +16,7 @@ export interface Billing {
   createApiKey(k: { tenantId: string; name: string; scopes: Array<'execute' | 'read' | 'write'>; createdBy: string }): Promise<{ id: string; key: string }>;
   /** The tenant's invoice total for a month (`YYYY-MM`), as computed now (a past month is final). */
   invoiceTotal(tenantId: string, period: string): Promise<Amount & { plan_fee_minor: number }>;
-  /** What the tenant was charged in [from, to): ledger charges plus closed invoices, and the plan fee accrued. */
+  /** What the tenant was charged in [from, to): ledger charges plus closed invoices, less refunds, and the plan fee accrued. */
   spend(tenantId: string, from: string, to: string): Promise<Amount>;
   /** What the tenant owes now (receivable balance; negative = credit). */
   balance(tenantId: string): Promise<Amount>;

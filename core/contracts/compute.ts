@@ -74,7 +74,11 @@ export interface ComputeInventory {
   providers(): Provider[];
   /** One provider; 404 when unknown, 503 NOT_CONFIGURED when it has no credentials. */
   usable(providerId: string): Provider;
-  /** The GPUs of a usable provider, as read now (an empty list on a machine without one). */
+  /**
+   * The local provider's GPUs as read now (an empty list on a machine without one). An outside
+   * provider: 503 NOT_CONFIGURED without credentials, NO_PROVIDER_CLIENT with them (no cloud
+   * API client in this build).
+   */
   gpus(providerId?: string): Promise<GpuDevice[]>;
   cpu(): Promise<CpuMetrics>;
   /** Open allocations; a tenant's own, or every tenant's when tenantId is null. */

@@ -74,7 +74,7 @@ export interface InsightChain {
 
 export type NewChain = Pick<InsightChain, 'tenant_id' | 'agent_id' | 'topic' | 'summary' | 'observations' | 'inferences' | 'recommendation'> & { decision?: Decision };
 
-export const AGENT_KINDS = ['cognitive_loop', 'ako', 'copilot', 'generated'] as const;
+export const AGENT_KINDS = ['cognitive_loop', 'ako', 'copilot', 'generated', 'analysis'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
 export interface Agent {

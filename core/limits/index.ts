@@ -88,6 +88,19 @@ export class RateLimiter {
     return { take: await this.buckets.take(this.tenantKey(tenantId, plan), limit), policy: plan };
   }
 
+  /**
+   * Takes one request from a budget a plugin names (an API key's own budget): `limit` a window
+   * of `limits.windowSeconds`, shared through Redis like the tenants' when it is configured.
+   */
+  async takeNamed(name: string, limit: number): Promise<Take> {
+    return this.buckets.take(`n:${name}:${limit}`, limit);
+  }
+
+  /** The length of every budget's window, seconds. */
+  get window(): number {
+    return this.windowSeconds;
+  }
+
   async takeAddress(address: string): Promise<{ take: Take; policy: string }> {
     const limit = this.config.limits.clientAddressPerWindow;
     return { take: await this.buckets.take(`a:${address}:${limit}`, limit), policy: 'address' };

@@ -95,6 +95,10 @@ export class Mesh {
   readonly taskObservers: Array<(t: TaskObservation, durationMs: number) => void> = [];
   readonly control: MeshControl;
   globalHealth: { health: Health; reason: string } = { health: 'unknown', reason: 'starting' };
+  /** This host's name in a cluster (part of node ids); null on a single host. */
+  readonly hostId: string | null;
+  /** Nodes of the other hosts of the cluster (core/cluster sets it); none on a single host. */
+  remoteNodes: () => NodeView[] = () => [];
   private loop: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -106,6 +110,7 @@ export class Mesh {
     readonly log: Logger,
   ) {
     this.cfg = config.mesh;
+    this.hostId = config.cluster.hostId && config.redis.url ? config.cluster.hostId : null;
     this.outcomesWriter = new OutcomeWriter(db, log, this.cfg.outcomes.flushMs, this.cfg.outcomes.batchSize);
     this.control = new MeshControl(this);
   }
@@ -129,8 +134,9 @@ export class Mesh {
 
   createNode(kernel: Kernel, threads: number): MeshNode {
     const node = new MeshNode({
-      id: `${kernel.id}-${kernel.nextNodeNumber++}`,
+      id: this.hostId ? `${kernel.id}-${this.hostId}-${kernel.nextNodeNumber++}` : `${kernel.id}-${kernel.nextNodeNumber++}`,
       domain: kernel.id,
+      host: this.hostId,
       workerFile: kernel.workerFile,
       threads,
       heartbeatMs: this.cfg.heartbeatMs,
@@ -201,6 +207,9 @@ export class Mesh {
   }
 
   kernelView(k: Kernel): KernelView {
+    const remote = this.remoteNodes().filter((n) => n.kernel_id === k.id);
+    const byState: Record<string, number> = k.nodesByState();
+    for (const n of remote) byState[n.state] = (byState[n.state] ?? 0) + 1;
     return {
       id: k.id,
       domain: k.id,
@@ -211,8 +220,8 @@ export class Mesh {
       breaker: { state: k.breakerState(), isolated: k.isOpen },
       slo: k.manifest.slo,
       tasks: Object.keys(k.manifest.tasks),
-      nodes: k.nodes.map((n) => n.view(k.id)),
-      nodes_by_state: k.nodesByState(),
+      nodes: [...k.nodes.map((n) => n.view(k.id)), ...remote],
+      nodes_by_state: byState,
     };
   }
 
@@ -224,13 +233,22 @@ export class Mesh {
     return this.kernelView(this.kernelOf(id));
   }
 
-  nodes(): NodeView[] {
+  /** This host's nodes only. */
+  localNodes(): NodeView[] {
     return [...this.nodeMap.values()].map(({ node, kernel }) => node.view(kernel.id));
   }
 
+  /** Every node of the cluster: this host's, then the other hosts' as their last heartbeat showed them. */
+  nodes(): NodeView[] {
+    return [...this.localNodes(), ...this.remoteNodes()];
+  }
+
   node(id: string): NodeView {
-    const { node, kernel } = this.nodeOf(id);
-    return node.view(kernel.id);
+    const local = this.nodeMap.get(id);
+    if (local) return local.node.view(local.kernel.id);
+    const remote = this.remoteNodes().find((n) => n.id === id);
+    if (remote) return remote;
+    throw new NotFound(`Unknown node "${id}"`);
   }
 
   /** Task catalogues by kernel: manifests do not change, and converting schemas is not cheap. */
@@ -274,17 +292,17 @@ export class Mesh {
   // ---- running tasks ----
 
   /**
-   * Admission checks of a caller's task (per-tenant kernel quotas): each throws to refuse, or
-   * returns what to call when the task ends. Only tasks that carry a caller are checked.
+   * Admission checks of a caller's task (per-tenant kernel quotas): each throws (or rejects) to
+   * refuse, or returns (or resolves to) what to call when the task ends. Only tasks that carry a caller are checked.
    */
-  readonly admitters: Array<(domain: string, caller: Caller) => (() => void) | void> = [];
+  readonly admitters: Array<(domain: string, caller: Caller) => (() => void) | void | Promise<(() => void) | void>> = [];
 
   async run(domain: string, task: string, input: unknown, opts: RunOptions = {}): Promise<unknown> {
     if (!this.admitters.length || !opts.caller) return this.dispatch(domain, task, input, opts);
     const releases: Array<() => void> = [];
     try {
       for (const admit of this.admitters) {
-        const release = admit(domain, opts.caller);
+        const release = await admit(domain, opts.caller);
         if (release) releases.push(release);
       }
       return await this.dispatch(domain, task, input, opts);

@@ -7,6 +7,8 @@ import type { DrainStatus, Health, NodeState, NodeView, ThreadView, Timing } fro
 export interface NodeOptions {
   id: string;
   domain: string;
+  /** The cluster host that runs the node; absent on a single host. */
+  host?: string | null;
   workerFile: string;
   threads: number;
   heartbeatMs: number;
@@ -287,6 +289,7 @@ export class MeshNode {
       id: this.id,
       kernel_id: kernelId,
       domain: this.opts.domain,
+      host: this.opts.host ?? null,
       state: this.state,
       state_since: iso(this.stateSince),
       health: this.health,

@@ -3,6 +3,8 @@ import { z } from 'zod';
 
 export const health = z.enum(['healthy', 'degraded', 'unhealthy', 'unknown']);
 export const nodeState = z.enum(['active', 'paused', 'draining', 'drained']);
+/** A node's state as views show it: `lost` is a node of a host that stopped heartbeating. */
+export const nodeViewState = z.enum(['active', 'paused', 'draining', 'drained', 'lost']);
 export const breakerState = z.enum(['closed', 'open', 'half_open']);
 
 /** Kernel ids are domain names; node ids are `<domain>-<n>`. */
@@ -26,7 +28,9 @@ export const nodeView = z.object({
   id: z.string(),
   kernel_id: z.string(),
   domain: z.string(),
-  state: nodeState,
+  /** The cluster host that runs the node; null on a single host. */
+  host: z.string().nullable(),
+  state: nodeViewState,
   state_since: z.string(),
   health,
   reason: z.string(),

@@ -43,7 +43,8 @@ export interface NodeView {
   id: string;
   kernel_id: string;
   domain: string;
-  state: NodeState;
+  host: string | null;
+  state: NodeState | 'lost';
   state_since: string;
   health: Health;
   reason: string;

@@ -7,16 +7,18 @@ export function overviewOf(mesh: Mesh) {
   const nodes = [...mesh.nodeMap.values()];
   const byHealth: Record<string, number> = {};
   const byState: Record<string, number> = {};
-  for (const { node } of nodes) {
+  const remote = mesh.remoteNodes();
+  for (const node of [...nodes.map((n) => n.node), ...remote]) {
     byHealth[node.health] = (byHealth[node.health] ?? 0) + 1;
     byState[node.state] = (byState[node.state] ?? 0) + 1;
   }
   const kernels = [...mesh.kernelMap.values()];
+  const remoteOf = (id: string) => remote.filter((n) => n.kernel_id === id).length;
   return {
     timestamp: new Date().toISOString(),
     registry: {
-      total_nodes: nodes.length,
-      by_domain: Object.fromEntries(kernels.map((k) => [k.id, k.nodes.length])),
+      total_nodes: nodes.length + remote.length,
+      by_domain: Object.fromEntries(kernels.map((k) => [k.id, k.nodes.length + remoteOf(k.id)])),
       by_health: byHealth,
       by_state: byState,
     },

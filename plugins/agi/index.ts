@@ -47,8 +47,8 @@ export default definePlugin({
       factory: ({ governance }) => governance as GovernanceService,
     }),
     provide(planningRef, {
-      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, log: core.log, kpis: kpisRef, insights: insightsRef, governance: governanceRef, actions: core.actions, clock: core.clock },
-      factory: (d) => new PlanningService(d.db, d.mesh, d.config, d.events, d.log, d.kpis, d.insights, d.governance, d.actions, d.clock),
+      deps: { db: core.db, mesh: core.mesh, config: core.config, events: core.events, log: core.log, kpis: kpisRef, insights: insightsRef, governance: governanceRef, actions: core.actions, clock: core.clock, leases: core.leases },
+      factory: (d) => new PlanningService(d.db, d.mesh, d.config, d.events, d.log, d.kpis, d.insights, d.governance, d.actions, d.clock, d.leases),
       start: (svc) => (svc as PlanningService).resume(),
       stop: (svc) => (svc as PlanningService).shutdown(),
     }),

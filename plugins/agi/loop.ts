@@ -1,5 +1,6 @@
-// The planning loop: one per tenant, started on request, run by a timer on this host and
-// stopped with the plugin (a running loop starts again with the next host). Each iteration
+// The planning loop: one per tenant, started on request. Every host keeps a timer for every
+// running loop; the loop's lease (core/leases.ts) picks the one host that runs an iteration,
+// and another host takes over when that one stops or dies. Each iteration
 // is recorded with its KPIs, objectives and decisions; each decision is an insight chain and,
 // when an action kind applies, goes through governance as the loop agent's proposal.
 import crypto from 'node:crypto';
@@ -7,6 +8,7 @@ import type { ActionLog } from '../../core/actions';
 import type { Config } from '../../core/config';
 import type { Db } from '../../core/db';
 import type { EventBus } from '../../core/events';
+import { LeaderJobs, type Leases } from '../../core/leases';
 import type { Logger } from '../../core/logger';
 import type { Mesh } from '../../core/mesh/mesh';
 import { pageOf } from '../../core/pagination';
@@ -27,10 +29,12 @@ export function toIteration(r: Record<string, any>): Iteration {
 }
 const toLoop = (r: Record<string, any>): Loop => ({ ...r, stopped_at: r.stopped_at ?? null }) as Loop;
 
+/** How often a host looks for loops started through another host. */
+const RESCAN_MS = 5000;
+
 export class PlanningService implements PlanningLoop {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<unknown>>();
-  private stopped = false;
+  private readonly jobs: LeaderJobs;
 
   constructor(
     readonly db: Db,
@@ -43,21 +47,26 @@ export class PlanningService implements PlanningLoop {
     private readonly governance: Governance,
     private readonly actions: ActionLog,
     readonly clock: { now(): Date },
-  ) {}
+    leases: Leases,
+  ) {
+    this.jobs = new LeaderJobs(leases, (name, err) => this.log.error({ err: err.message, job: name }, 'planning loop iteration failed'));
+  }
 
   private record(caller: Caller, action: string, id: string, detail: Record<string, unknown> = {}) {
     return this.actions.record({ source: 'manual', actor: caller.id, action, target_type: 'planning_loop', target_id: id, result: 'succeeded', detail, tenant_id: caller.tenantId });
   }
 
-  /** Schedules every loop stored as running. */
-  async resume(): Promise<void> {
+  /** Schedules every loop stored as running, at start and then every RESCAN_MS. */
+  resume(): Promise<void> {
+    return this.jobs.discover(() => this.scheduleRunning(), RESCAN_MS);
+  }
+
+  private async scheduleRunning(): Promise<void> {
     for (const r of await this.db('agi_loops').where({ state: 'running' })) this.schedule(toLoop(r));
   }
 
   async shutdown(): Promise<void> {
-    this.stopped = true;
-    for (const t of this.timers.values()) clearInterval(t);
-    this.timers.clear();
+    await this.jobs.stop();
     await Promise.allSettled([...this.running]);
   }
 
@@ -65,15 +74,16 @@ export class PlanningService implements PlanningLoop {
     return { kind: 'user', id: `agent:${LOOP_AGENT}`, tenantId, role: 'operator' };
   }
 
+  private jobName(tenantId: string) {
+    return `agi.planning_loop:${tenantId}`;
+  }
+
   private schedule(loop: Loop): void {
-    if (this.stopped || this.timers.has(loop.tenant_id)) return;
-    const t = setInterval(() => {
-      const p = this.run(loop.tenant_id, 'schedule').catch((err: Error) => this.log.error({ err: err.message, loop: loop.id }, 'planning loop iteration failed'));
-      this.running.add(p);
-      void p.finally(() => this.running.delete(p));
-    }, loop.interval_seconds * 1000);
-    t.unref();
-    this.timers.set(loop.tenant_id, t);
+    this.jobs.schedule(this.jobName(loop.tenant_id), loop.interval_seconds * 1000, async () => {
+      // Stopped or replaced through another host: this host's timer goes.
+      if ((await this.current(loop.tenant_id))?.id !== loop.id) return false;
+      await this.run(loop.tenant_id, 'schedule');
+    });
   }
 
   async current(tenantId: string): Promise<Loop | null> {
@@ -99,8 +109,7 @@ export class PlanningService implements PlanningLoop {
     const at = this.clock.now().toISOString();
     await this.db('agi_loops').where({ id: cur.id }).update({ state: 'stopped', stopped_at: at, updated_at: at });
     await this.record(caller, 'stop_planning_loop', cur.id);
-    clearInterval(this.timers.get(caller.tenantId));
-    this.timers.delete(caller.tenantId);
+    await this.jobs.unschedule(this.jobName(caller.tenantId));
     this.events.publish('planning_loop', { loop_id: cur.id, tenant_id: cur.tenant_id, state: 'stopped' });
     return { ...cur, state: 'stopped', stopped_at: at, updated_at: at };
   }

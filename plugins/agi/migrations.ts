@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Migration } from '../../core/db';
+import { jobColumns } from '../../core/migration-helpers';
 
 // JSON documents (a chain's evidence, a verdict, an iteration's steps) are text columns: they
 // are always read and written whole with their row.
@@ -85,14 +86,9 @@ export const agiMigrations: Migration[] = [
         t.string('id', 36).primary();
         t.string('tenant_id', 64).notNullable();
         t.string('scenario_id', 128).notNullable();
-        t.string('state', 16).notNullable();
+        jobColumns(t);
         t.integer('seed').notNullable();
         t.text('inputs');
-        t.text('result');
-        t.text('error');
-        t.string('created_by', 128).notNullable();
-        t.string('started_at', 32);
-        t.string('finished_at', 32);
         stamps(t);
         t.index(['tenant_id', 'created_at']);
       });

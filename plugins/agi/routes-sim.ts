@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobViewFields } from '../../core/jobs';
 import type { RouteMaker } from '../../core/plugin';
 import type { Deps } from './deps';
 import { SIM_STATES } from './sim';
@@ -12,11 +13,7 @@ const result = z.object({
   seed: z.number().int(),
   inputs: z.unknown(),
   result: z.unknown(),
-  error: z.string().nullable(),
-  created_by: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
+  ...jobViewFields,
 });
 
 export const simRoutes = (route: RouteMaker<Deps>) => [

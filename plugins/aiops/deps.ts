@@ -1,5 +1,6 @@
 import { computeRef } from '../../core/contracts/compute';
 import { modelRegistryRef } from '../../core/contracts/models';
+import { telemetryStoreRef } from '../../core/contracts/telemetry';
 import { createServiceRef, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
 import type { Trainer } from './training';
@@ -15,6 +16,7 @@ export const deps = {
   compute: computeRef,
   registry: modelRegistryRef,
   trainer: trainerRef,
+  telemetryStore: telemetryStoreRef,
 };
 export type Deps = Resolved<typeof deps>;
 

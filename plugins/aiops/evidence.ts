@@ -1,8 +1,7 @@
 // Measured figures of registered models, from the telemetry store: llm-call events (latency,
 // tokens, errors, cost) and evaluation events (scores), matched on the model's name.
 import type { Model } from '../../core/contracts/models';
-import type { Db } from '../../core/db';
-import { evaluationMetrics, llmMetrics } from '../../core/telemetry';
+import type { TelemetryStore } from '../../core/contracts/telemetry';
 import { fromMicros, toMicros } from '../../core/money';
 
 export interface Window {
@@ -34,10 +33,10 @@ export function pricedMicros(m: Model, input: number, output: number): number {
 }
 
 /** The evidence of each model over a window: two grouped queries for all of them. */
-export async function evidenceOf(db: Db, tenantId: string, models: Model[], w: Window): Promise<Evidence[]> {
+export async function evidenceOf(store: TelemetryStore, tenantId: string, models: Model[], w: Window): Promise<Evidence[]> {
   const win = { tenantId, since: w.since, until: w.until };
-  const llm = await llmMetrics(db, win, ['model']);
-  const ev = await evaluationMetrics(db, win, ['model', 'metric']);
+  const llm = await store.llmMetrics(win, ['model']);
+  const ev = await store.evaluationMetrics(win, ['model', 'metric']);
   return models.map((m) => {
     const g = llm.groups.find((x) => x.key.model === m.name);
     const calls = g?.count ?? 0;

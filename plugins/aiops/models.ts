@@ -84,7 +84,7 @@ export function modelRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       handler: async ({ params, query, caller, services }) => {
         const m = await services.registry.get(caller!.tenantId, params.model_id);
         const w = windowOf(query, services.clock, DAY_MS);
-        const [e] = await evidenceOf(services.db, caller!.tenantId, [m], w);
+        const [e] = await evidenceOf(services.telemetryStore, caller!.tenantId, [m], w);
         return { ...e!, method: 'aggregates of stored telemetry events; latency percentiles by nearest rank', window: w, inputs: ['telemetry llm-call events', 'telemetry evaluation events', 'registry price'] };
       },
     }),
@@ -109,7 +109,7 @@ export function modelRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
         const models = await services.registry.all(caller!.tenantId, { task: body.task });
         const until = services.clock.now();
         const w = { since: new Date(until.getTime() - body.window_hours * 3_600_000).toISOString(), until: until.toISOString() };
-        const ev = await evidenceOf(services.db, caller!.tenantId, models, w);
+        const ev = await evidenceOf(services.telemetryStore, caller!.tenantId, models, w);
         const { eligible, refused } = choose(ev, body);
         const refusedOut = refused.map((r) => ({ model_id: r.evidence.model_id, name: r.evidence.name, version: r.evidence.version, reasons: r.reasons }));
         if (!eligible.length) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobViewFields } from '../../core/jobs';
 import { datasetSchema } from './dataset';
 import { JOB_STATES } from './store';
 
@@ -93,11 +94,7 @@ export const job = z.object({
   metrics: z.array(epochOut),
   result: z.record(z.string(), z.unknown()).nullable(),
   model_id: z.string().nullable(),
-  error: z.string().nullable(),
-  created_by: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
+  ...jobViewFields,
 });
 
 export const costBody = z.object({

@@ -1,8 +1,7 @@
 import type { Migration } from '../../core/db';
+import { jobColumns } from '../../core/migration-helpers';
 
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type JobState = (typeof JOB_STATES)[number];
-export const JOB_FINISHED: JobState[] = ['succeeded', 'failed', 'cancelled'];
+export { JOB_FINISHED, JOB_STATES, type JobState } from '../../core/jobs';
 
 export const aiopsMigrations: Migration[] = [
   {
@@ -34,18 +33,13 @@ export const aiopsMigrations: Migration[] = [
         t.string('tenant_id', 64).notNullable();
         t.string('model_name', 128).notNullable();
         t.string('kind', 16).notNullable();
-        t.string('state', 16).notNullable();
         t.text('spec').notNullable();
         t.integer('epochs_done').notNullable();
         t.text('metrics').notNullable();
-        t.text('result');
         t.string('model_id', 36);
-        t.text('error');
-        t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
-        t.string('started_at', 32);
-        t.string('finished_at', 32);
         t.index(['tenant_id', 'created_at']);
+        jobColumns(t);
         t.index(['state']);
       });
       await db.schema.createTable('aiops_costs', (t) => {

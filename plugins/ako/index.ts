@@ -4,9 +4,12 @@ import { nowIso, type Migration } from '../../core/db';
 import { Conflict, HttpError, NotFound } from '../../core/errors';
 import type { ActionActor } from '../../core/mesh/types';
 import { pageOf } from '../../core/pagination';
-import { definePlugin } from '../../core/plugin';
+import { PLATFORM_TENANT } from '../../core/auth/store';
+import { insightsRef, type Decision } from '../../core/contracts/insights';
+import { definePlugin, optional } from '../../core/plugin';
 import { core, type Services } from '../../core/services';
 import { measure, propose, type Proposal } from './analysis';
+import { chainOf } from './chain';
 
 const STATUSES = ['proposed', 'applied', 'failed', 'superseded'] as const;
 const ACTIONS = ['add_node', 'remove_node', 'drain_node', 'set_threads'] as const;
@@ -36,6 +39,15 @@ const migrations: Migration[] = [
       });
     },
   },
+  {
+    // The insight chain that records the proposal's reasoning (plugin agi), when one was written.
+    name: '002_ako_chain',
+    async up(db) {
+      await db.schema.alterTable('ako_actions', (t) => {
+        t.string('chain_id', 36);
+      });
+    },
+  },
 ];
 
 const proposalView = z.object({
@@ -54,12 +66,13 @@ const proposalView = z.object({
   applied_by: z.string().nullable(),
   result: z.unknown(),
   error: z.string().nullable(),
+  chain_id: z.string().nullable().describe('The insight chain of this proposal (GET /agi/insight_chains/{id}); null without the agi plugin'),
 });
 type View = z.output<typeof proposalView>;
 
 function toView(r: Record<string, any>): View {
   const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : null);
-  return { ...r, params: json(r.params), evidence: json(r.evidence), thresholds: json(r.thresholds), result: json(r.result), applied_at: r.applied_at ?? null, applied_by: r.applied_by ?? null, error: r.error ?? null } as View;
+  return { ...r, params: json(r.params), evidence: json(r.evidence), thresholds: json(r.thresholds), result: json(r.result), applied_at: r.applied_at ?? null, applied_by: r.applied_by ?? null, error: r.error ?? null, chain_id: r.chain_id ?? null } as View;
 }
 
 /** Performs a proposal on the mesh; the mesh records each control action it does. */
@@ -89,7 +102,7 @@ const applying = new Set<string>();
 export default definePlugin({
   id: 'ako',
   prefix: '/ops/ako',
-  deps: { db: core.db, mesh: core.mesh, actions: core.actions, config: core.config },
+  deps: { db: core.db, mesh: core.mesh, actions: core.actions, config: core.config, insights: optional(insightsRef) },
   migrations,
   routes: (route) => [
     route({
@@ -104,11 +117,21 @@ export default definePlugin({
         const proposals: Proposal[] = figures.flatMap((k) => propose(k, cfg));
         const at = nowIso();
         const rows = proposals.map((p) => ({ id: crypto.randomUUID(), ...p, params: JSON.stringify(p.params), evidence: JSON.stringify(p.evidence), thresholds: JSON.stringify(p.thresholds), status: 'proposed', created_at: at }));
+        const old = await services.db('ako_actions').where('status', 'proposed').whereNotNull('chain_id').pluck('chain_id');
         const superseded = await services.db.transaction(async (trx) => {
           const n = await trx('ako_actions').where('status', 'proposed').update({ status: 'superseded' });
           if (rows.length) await trx('ako_actions').insert(rows);
           return n;
         });
+        const chains = services.insights;
+        if (chains) {
+          for (const id of old) await chains.decide(id, { state: 'expired', by: null, at, detail: 'superseded by a later recompute' });
+          for (const [i, row] of rows.entries()) {
+            const chain = await chains.record(chainOf(proposals[i], figures.find((k) => k.kernel_id === proposals[i].kernel_id)!, cfg, PLATFORM_TENANT, at));
+            await services.db('ako_actions').where({ id: row.id }).update({ chain_id: chain.id });
+            Object.assign(row, { chain_id: chain.id });
+          }
+        }
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'ako_recompute', target_type: 'mesh', target_id: 'ako', result: 'succeeded', detail: { proposals: rows.map((r) => ({ id: r.id, action: r.action, target_id: r.target_id })), superseded } });
         return { computed_at: at, window_seconds: cfg.windowSeconds, superseded, kernels: figures as unknown as Array<Record<string, unknown>>, proposals: rows.map(toView) };
       },
@@ -149,6 +172,12 @@ export default definePlugin({
         if (p.status === 'applied' || p.status === 'superseded') throw new Conflict(`AKO action ${p.id} is ${p.status}; only proposed or failed actions can be applied`);
         if (applying.has(p.id)) throw new Conflict(`AKO action ${p.id} is being applied`);
         applying.add(p.id);
+        // The chain learns the decision; an applied change's prediction is measured at once.
+        const decide = async (v: View, d: Decision) => {
+          if (!services.insights || !v.chain_id) return;
+          await services.insights.decide(v.chain_id, d);
+          if (d.state === 'applied') await services.insights.settle(v.chain_id);
+        };
         try {
           const actor: ActionActor = { source: 'manual', actor: caller!.id, cause: `ako:${p.id}: ${p.reason}`.slice(0, 500) };
           const record = (result: 'succeeded' | 'failed' | 'refused', detail: Record<string, unknown>) =>
@@ -157,11 +186,13 @@ export default definePlugin({
             const result = await perform(services, p, actor);
             await services.db('ako_actions').where({ id: p.id }).update({ status: 'applied', applied_at: nowIso(), applied_by: caller!.id, result: JSON.stringify(result ?? null), error: null });
             await record('succeeded', { params: p.params });
+            await decide(p, { state: 'applied', by: caller!.id, at: nowIso() });
           } catch (err) {
             const status = err instanceof HttpError ? err.status : 503;
             const detail = err instanceof HttpError ? err.detail : (err as Error).message;
             await services.db('ako_actions').where({ id: p.id }).update({ status: 'failed', applied_at: nowIso(), applied_by: caller!.id, error: typeof detail === 'string' ? detail : JSON.stringify(detail) });
             await record(status === 409 ? 'refused' : 'failed', { status, error: detail });
+            await decide(p, { state: 'failed', by: caller!.id, at: nowIso(), detail });
             // The proposal exists; a target that no longer does is a conflict of state, not a 404.
             if (err instanceof NotFound) throw new Conflict(`The target of AKO action ${p.id} no longer exists: ${String(detail)}`);
             throw err instanceof HttpError ? err : new HttpError(503, `The mesh could not apply ${p.action}: ${String(detail)}`);

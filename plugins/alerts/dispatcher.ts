@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { nowIso } from '../../core/db';
+import type { CloudEventsFormat } from '../../core/contracts/cloudevents';
 import type { BusEvent } from '../../core/events';
 import type { Services } from '../../core/services';
 import { toSubscription, type Attempt, type Subscription } from './store';
@@ -41,7 +42,7 @@ export class Dispatcher {
   private off: () => void = () => undefined;
   private dropped = 0;
 
-  constructor(private readonly services: Pick<Services, 'db' | 'events' | 'config' | 'log'>) {}
+  constructor(private readonly services: Pick<Services, 'db' | 'events' | 'config' | 'log'> & { cloudEvents: CloudEventsFormat | null }) {}
 
   private get cfg() {
     return this.services.config.alerts;
@@ -72,7 +73,7 @@ export class Dispatcher {
         continue;
       }
       const deliveryId = crypto.randomUUID();
-      const body = JSON.stringify({ id: deliveryId, subscription_id: sub.id, type: event.type, timestamp: event.timestamp, data: event.data });
+      const body = JSON.stringify(sub.format === 'cloudevents' && this.services.cloudEvents ? this.services.cloudEvents.fromBusEvent(event, deliveryId) : { id: deliveryId, subscription_id: sub.id, type: event.type, timestamp: event.timestamp, data: event.data });
       this.queue.push({ sub, deliveryId, event, body, attempt: 1 });
     }
     this.pump();
@@ -144,7 +145,7 @@ export class Dispatcher {
         signal,
         timeout: this.cfg.timeoutMs,
         headers: {
-          'content-type': 'application/json',
+          'content-type': job.sub.format === 'cloudevents' ? 'application/cloudevents+json; charset=utf-8' : 'application/json',
           'content-length': Buffer.byteLength(job.body),
           'user-agent': 'platform-control-alerts',
           'x-alert-event': job.event.type,

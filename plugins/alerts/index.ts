@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { nowIso } from '../../core/db';
-import { invalid, NotFound } from '../../core/errors';
+import { cloudEventsRef } from '../../core/contracts/cloudevents';
+import { invalid, NotConfigured, NotFound } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { createServiceRef, definePlugin, provide } from '../../core/plugin';
+import { createServiceRef, definePlugin, optional, provide } from '../../core/plugin';
 import { core, type Services } from '../../core/services';
 import { Dispatcher } from './dispatcher';
 import { alertMigrations, EVENT_TYPES, toSubscription, type Subscription } from './store';
@@ -17,6 +18,7 @@ const subscription = z.object({
   tenant_id: z.string(),
   url: z.string(),
   event_types: z.array(z.string()),
+  format: z.enum(['json', 'cloudevents']),
   description: z.string().nullable(),
   created_by: z.string(),
   created_at: z.string(),
@@ -39,10 +41,10 @@ async function ownSubscription(services: Pick<Services, 'db'>, tenantId: string,
 export default definePlugin({
   id: 'alerts',
   prefix: '/ops/alerts',
-  deps: { db: core.db, config: core.config, dispatcher: dispatcherRef },
+  deps: { db: core.db, config: core.config, dispatcher: dispatcherRef, cloudEvents: optional(cloudEventsRef) },
   provides: [
     provide(dispatcherRef, {
-      deps: { db: core.db, events: core.events, config: core.config, log: core.log },
+      deps: { db: core.db, events: core.events, config: core.config, log: core.log, cloudEvents: optional(cloudEventsRef) },
       factory: (d) => new Dispatcher(d),
       start: (d) => d.start(),
       stop: (d) => d.stop(),
@@ -72,11 +74,13 @@ export default definePlugin({
         url: z.string().min(1).max(2048),
         event_types: z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length),
         description: z.string().max(500).optional(),
+        format: z.enum(['json', 'cloudevents']).default('json'),
       }),
       response: subscription.extend({ secret: z.string() }),
       status: 201,
-      errors: [422],
+      errors: [422, 503],
       handler: async ({ body, caller, services }) => {
+        if (body.format === 'cloudevents' && !services.cloudEvents) throw new NotConfigured('plugin interop', 'CloudEvents bodies come from the interop plugin');
         const why = await refuseUrl(body.url);
         if (why) throw invalid(['body', 'url'], why);
         const row = {
@@ -85,6 +89,7 @@ export default definePlugin({
           url: body.url,
           event_types: JSON.stringify([...new Set(body.event_types)]),
           description: body.description ?? null,
+          format: body.format,
           secret: `whsec_${crypto.randomBytes(32).toString('base64url')}`,
           created_by: caller!.id,
           created_at: nowIso(),

@@ -23,6 +23,8 @@ export interface Subscription {
   url: string;
   event_types: string[];
   description: string | null;
+  /** `json`: our own envelope; `cloudevents`: a CloudEvent 1.0 in structured JSON mode. */
+  format: 'json' | 'cloudevents';
   /** Signing key; shown once at creation, never listed. */
   secret: string;
   created_by: string;
@@ -76,6 +78,14 @@ export const alertMigrations: Migration[] = [
         t.string('next_attempt_at', 32);
         t.string('created_at', 32).notNullable();
         t.index(['subscription_id', 'created_at']);
+      });
+    },
+  },
+  {
+    name: '002_alert_format',
+    async up(db) {
+      await db.schema.alterTable('alert_subscriptions', (t) => {
+        t.string('format', 16).notNullable().defaultTo('json');
       });
     },
   },

@@ -1,12 +1,15 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { passwordProblem, PASSWORD_RULE } from '../../core/auth/passwords';
-import type { IssuedTokens } from '../../core/auth/sessions';
-import { publicUser, type UserRow } from '../../core/auth/store';
+import { accountsRef, type AccountUser, type IssuedTokens } from '../../core/contracts/accounts';
 import { BadRequest, HttpError, NotFound } from '../../core/errors';
-import { definePlugin } from '../../core/plugin';
+import { definePlugin, provide } from '../../core/plugin';
 import { core } from '../../core/services';
 import { ROLES } from '../../core/roles';
+import { Accounts } from './accounts';
+import { passwordProblem, PASSWORD_RULE } from './passwords';
+import { Sessions } from './sessions';
+import { authMigrations, publicUser, type UserRow } from './store';
+import { LoginThrottle, MemoryCounter, RedisCounter } from './throttle';
 
 const email = z.email().max(320);
 const password = z.string().max(128).superRefine((p, ctx) => {
@@ -24,7 +27,7 @@ const tokenResponse = z.object({
 });
 const message = z.object({ detail: z.string() });
 
-function loginBody(u: UserRow, t: IssuedTokens) {
+function loginBody(u: AccountUser, t: IssuedTokens) {
   return { token: t.token, access_token: t.token, token_type: 'bearer' as const, expires_in: t.expiresIn, refresh_token: t.refreshToken, user: publicUser(u) };
 }
 
@@ -40,7 +43,20 @@ const RESET_ACCEPTED = 'If an account with this e-mail exists, a password reset 
 export default definePlugin({
   id: 'auth',
   prefix: '/auth',
-  deps: { accounts: core.accounts, auth: core.auth, db: core.db, actions: core.actions },
+  deps: { accounts: accountsRef, auth: core.auth, db: core.db, actions: core.actions },
+  migrations: authMigrations,
+  provides: [
+    provide(accountsRef, {
+      deps: { db: core.db, config: core.config, log: core.log, events: core.events, auth: core.auth, revocations: core.revocations, redis: core.redis, mailer: core.mailer },
+      factory: (d) => {
+        const counter = d.redis ? new RedisCounter(d.redis, `${d.config.limits.redisPrefix}:login:`) : new MemoryCounter();
+        const sessions = new Sessions(d.db, d.auth, d.revocations, d.config);
+        return new Accounts(d.db, d.config, d.log, sessions, new LoginThrottle(d.config, counter, d.log), d.mailer, d.events);
+      },
+      start: (svc) => (svc as Accounts).start(),
+      stop: (svc) => svc.settle(),
+    }),
+  ],
   routes: (route) => [
     route({
       method: 'post',
@@ -96,7 +112,7 @@ export default definePlugin({
       response: tokenResponse,
       errors: [401, 429],
       handler: async ({ body, services }) => {
-        const { user: u, tokens } = await services.accounts.sessions.rotate(body.refresh_token);
+        const { user: u, tokens } = await services.accounts.refresh(body.refresh_token);
         return loginBody(u, tokens);
       },
     }),
@@ -122,7 +138,7 @@ export default definePlugin({
       errors: [400],
       handler: async ({ caller, services }) => {
         if (!caller!.jti || !caller!.exp) throw new BadRequest('These credentials are not a session token');
-        await services.accounts.sessions.endSession({ jti: caller!.jti, exp: caller!.exp }, { id: caller!.id, tenantId: caller!.tenantId });
+        await services.accounts.endSession({ jti: caller!.jti, exp: caller!.exp }, { id: caller!.id, tenantId: caller!.tenantId });
         return { detail: 'Logged out' };
       },
     }),

@@ -1,4 +1,6 @@
-import { createServiceRef, type Resolved } from '../../core/plugin';
+import { workflowsRef } from '../../core/contracts/workflows';
+import { createServiceRef, optional, type Resolved } from '../../core/plugin';
+import { accountsRef } from '../../core/contracts/accounts';
 import { core } from '../../core/services';
 import { Certificates } from './certs/service';
 import { Probes } from './checks/probes';
@@ -10,11 +12,12 @@ import { Rolling } from './deploy/rolling';
 import { Deployments } from './deploy/service';
 import { HttpsListener } from './https/listener';
 import { HttpsMonitor } from './https/monitor';
+import { scheduledBackup } from './upgrade/backup';
 import { Upgrades } from './upgrade/service';
 
 export const automationDeps = {
   db: core.db, config: core.config, log: core.log, events: core.events, actions: core.actions, mesh: core.mesh,
-  health: core.health, lifecycle: core.lifecycle, accounts: core.accounts, auth: core.auth, clock: core.clock,
+  health: core.health, lifecycle: core.lifecycle, accounts: accountsRef, clock: core.clock, workflows: optional(workflowsRef), leases: core.leases,
 };
 
 /** Everything the automation routes use, made once per host at plugin start. */
@@ -31,7 +34,7 @@ export class Automation {
   readonly quotas: QuotaEnforcer;
 
   constructor(readonly services: Resolved<typeof automationDeps>) {
-    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, auth, clock } = services;
+    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, workflows, clock } = services;
     this.now = () => clock.now();
     this.certs = new Certificates(db, config, actions, events, log, this.now);
     this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
@@ -39,7 +42,7 @@ export class Automation {
     this.deployments = new Deployments(db, mesh, actions, events, log, config);
     this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
     this.quotas = new QuotaEnforcer(db);
-    this.customers = new CustomerRecords(db, config, accounts, mesh, actions, events, log, new Provisioner(db, config, accounts, auth, mesh, lifecycle, this.quotas), this.quotas);
+    this.customers = new CustomerRecords(db, config, accounts, workflows, mesh, actions, events, log, new Provisioner(db, config, accounts, workflows, mesh, this.quotas), this.quotas);
     this.upgrades = new Upgrades(db, config, mesh, new Rolling(mesh, config.automation.deployments), actions, events, log);
     this.scheduler = new Scheduler(db, config, log, {
       health_check: async () => {
@@ -54,7 +57,8 @@ export class Automation {
         const r = await this.certs.renewDue();
         return { ok: r.failed.length === 0, summary: r };
       },
-    });
+      database_backup: async () => ({ ok: true, summary: await scheduledBackup(db, config, this.now(), config.automation.scheduler.backupKeep) }),
+    }, services.leases);
   }
 
   async start(): Promise<void> {

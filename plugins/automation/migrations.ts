@@ -157,4 +157,14 @@ export const automationMigrations: Migration[] = [
       }
     },
   },
+  {
+    // The scheduler's lease moved to core.leases (name automation.scheduler).
+    name: '010_scheduler_lease_moved',
+    async up(db) {
+      await db.schema.alterTable('automation_scheduler', (t) => {
+        t.dropColumn('owner');
+        t.dropColumn('lease_until');
+      });
+    },
+  },
 ];

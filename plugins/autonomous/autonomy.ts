@@ -3,6 +3,7 @@
 // a workflow skill runs its workflow, an actions skill proposes its actions through governance.
 import crypto from 'node:crypto';
 import { Forbidden, invalid } from '../../core/errors';
+import { LeaderJobs } from '../../core/leases';
 import { pageOf } from '../../core/pagination';
 import { roleAtLeast, type Caller, type Role } from '../../core/roles';
 import { TenantScope } from '../../core/tenancy';
@@ -20,12 +21,17 @@ export const toSkill = (r: Record<string, any>) => ({ id: r.id, tenant_id: r.ten
 export const toAgent = (r: Record<string, any>) => ({ id: r.id, tenant_id: r.tenant_id, skill_id: r.skill_id, name: r.name, state: r.state, role: r.role, schedule_seconds: r.schedule_seconds, inputs: parse(r.inputs), runs: Number(r.runs), last_run_at: r.last_run_at ?? null, last_result: parse(r.last_result), created_by: r.created_by, deployed_by: r.deployed_by ?? null, deployed_at: r.deployed_at ?? null, created_at: r.created_at, updated_at: r.updated_at });
 type AgentRow = ReturnType<typeof toAgent>;
 
-export class Autonomy {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly busy = new Set<Promise<unknown>>();
-  private stopped = false;
+/** How often a host looks for agents deployed through another host. */
+const RESCAN_MS = 5000;
 
-  constructor(private readonly d: AutonomyDeps) {}
+export class Autonomy {
+  private readonly busy = new Set<Promise<unknown>>();
+  /** One timer per deployed agent on every host; the agent's lease picks the host that runs it. */
+  private readonly jobs: LeaderJobs;
+
+  constructor(private readonly d: AutonomyDeps) {
+    this.jobs = new LeaderJobs(d.leases, (name, err) => d.log.error({ err: err.message, job: name }, 'agent run failed'));
+  }
 
   private now() {
     return this.d.clock.now().toISOString();
@@ -119,11 +125,11 @@ export class Autonomy {
 
   async deploy(caller: Caller, id: string) {
     const a = toAgent(await new TenantScope(this.d.db, caller.tenantId).get('autonomous_agents', { id }, 'Agent blueprint'));
-    if (a.state !== 'generated') throw wrongState('agent', a.state, [], `Agent ${id} is already ${a.state}`);
+    if (a.state === 'deployed') throw wrongState('agent', a.state, ['stop'], `Agent ${id} is already ${a.state}`);
     if (!roleAtLeast(caller.role, a.role)) throw new Forbidden(`Deploying an agent with role ${a.role} needs that role`);
     const skill = toSkill(await this.d.db('autonomous_skills').where({ id: a.skill_id }).first());
     const at = this.now();
-    const n = await this.d.db('autonomous_agents').where({ id, state: 'generated' }).update({ state: 'deployed', deployed_by: caller.id, deployed_at: at, updated_at: at });
+    const n = await this.d.db('autonomous_agents').where({ id }).whereIn('state', ['generated', 'stopped']).update({ state: 'deployed', deployed_by: caller.id, deployed_at: at, updated_at: at });
     if (!n) throw wrongState('agent', 'deployed', []);
     await this.d.insights.registerAgent({ id: a.id, tenant_id: a.tenant_id, name: a.name, kind: 'generated', description: `Runs skill "${skill.name}" (${skill.kind}) every ${a.schedule_seconds} s`, role: a.role as 'viewer' | 'member' | 'operator', permissions: skill.kind === 'workflow' ? [`run_workflow:${skill.workflow_id}`] : (skill.steps as Array<{ kind: string }>).map((s) => s.kind), state: 'active' });
     await this.record(caller, 'deploy_agent', 'agent', id, { schedule_seconds: a.schedule_seconds, role: a.role });
@@ -132,35 +138,52 @@ export class Autonomy {
     return deployed;
   }
 
-  /** Timers for every deployed agent (at plugin start). */
-  async resume() {
+  /**
+   * Stops a deployed agent: no more scheduled runs (a run in progress finishes). Its insight
+   * agent is marked stopped; deploy starts it again.
+   */
+  async stopAgent(caller: Caller, id: string) {
+    const a = toAgent(await new TenantScope(this.d.db, caller.tenantId).get('autonomous_agents', { id }, 'Agent blueprint'));
+    const at = this.now();
+    const n = await this.d.db('autonomous_agents').where({ id, state: 'deployed' }).update({ state: 'stopped', updated_at: at });
+    if (!n) throw wrongState('agent', a.state, a.state === 'deployed' ? ['stop'] : ['deploy'], `Agent ${id} is ${a.state}, not deployed`);
+    this.unschedule(id);
+    await this.d.insights.registerAgent({ ...(await this.d.insights.agent(a.tenant_id, id)), state: 'stopped' });
+    await this.record(caller, 'stop_agent', 'agent', id, {});
+    return toAgent(await this.d.db('autonomous_agents').where({ id }).first());
+  }
+
+  /** Timers for every deployed agent, at plugin start and then every RESCAN_MS (agents deployed through other hosts). */
+  resume() {
+    return this.jobs.discover(() => this.scheduleDeployed(), RESCAN_MS);
+  }
+
+  private async scheduleDeployed() {
     for (const r of await this.d.db('autonomous_agents').where({ state: 'deployed' })) this.schedule(toAgent(r));
   }
 
   async shutdown() {
-    this.stopped = true;
-    for (const t of this.timers.values()) clearInterval(t);
-    this.timers.clear();
+    await this.jobs.stop();
     await Promise.allSettled([...this.busy]);
   }
 
-  private schedule(a: AgentRow) {
-    if (this.stopped || this.timers.has(a.id)) return;
-    let running = false;
-    const t = setInterval(() => {
-      // A run still going when the next is due is not overlapped.
-      if (running) return;
-      running = true;
-      const p = this.runAgent(a.id).catch((err: Error) => this.d.log.error({ err: err.message, agent: a.id }, 'agent run failed')).finally(() => (running = false));
-      this.track(p);
-    }, a.schedule_seconds * 1000);
-    t.unref();
-    this.timers.set(a.id, t);
+  private jobName(id: string) {
+    return `autonomous.agent:${id}`;
   }
 
-  private async runAgent(id: string) {
+  private schedule(a: AgentRow) {
+    this.jobs.schedule(this.jobName(a.id), a.schedule_seconds * 1000, () => this.runAgent(a.id));
+  }
+
+  private unschedule(id: string) {
+    this.track(this.jobs.unschedule(this.jobName(id)));
+  }
+
+  /** One scheduled run, on the host holding the agent's lease; false when the agent is no longer deployed. */
+  private async runAgent(id: string): Promise<boolean> {
     const a = toAgent(await this.d.db('autonomous_agents').where({ id }).first());
-    if (a.state !== 'deployed') return;
+    // Stopped (perhaps through another host): this host's timer goes too.
+    if (a.state !== 'deployed') return false;
     const skill = toSkill(await this.d.db('autonomous_skills').where({ id: a.skill_id }).first());
     const caller: Caller = { kind: 'user', id: `agent:${a.id}`, tenantId: a.tenant_id, role: a.role as Role };
     let result: Record<string, unknown>;
@@ -183,7 +206,9 @@ export class Autonomy {
       }
     }
     const at = this.now();
+    result.host = this.jobs.owner;
     await this.d.db('autonomous_agents').where({ id }).update({ runs: a.runs + 1, last_run_at: at, last_result: json(result), updated_at: at });
     this.d.events.publish('agent_run', { agent_id: id, tenant_id: a.tenant_id, result });
+    return true;
   }
 }

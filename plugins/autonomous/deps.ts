@@ -12,7 +12,7 @@ export const autonomyRef = createServiceRef<Autonomy>('autonomous.autonomy');
 export const variantsRef = createServiceRef<Variants>('autonomous.variants');
 
 const shared = { db: core.db, mesh: core.mesh, events: core.events, actions: core.actions, log: core.log, workflows: workflowsRef, governance: governanceRef, clock: core.clock };
-export const autonomyDeps = { ...shared, approvals: approvalsRef, insights: insightsRef };
+export const autonomyDeps = { ...shared, approvals: approvalsRef, insights: insightsRef, leases: core.leases };
 export const variantDeps = shared;
 export type AutonomyDeps = Resolved<typeof autonomyDeps>;
 export type VariantDeps = Resolved<typeof variantDeps>;

@@ -26,6 +26,8 @@ export default definePlugin({
         const v = new Variants(d);
         // Promotion is a governed action: policies and approvals apply to it like to mesh actions.
         d.governance.register(v.promoteKind());
+        // Live canaries take their share of the workflow's real runs.
+        d.workflows.registerRouter(v.router());
         return v;
       },
       stop: (svc) => svc.stop(),

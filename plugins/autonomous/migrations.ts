@@ -67,4 +67,20 @@ export const autonomousMigrations: Migration[] = [
       });
     },
   },
+  {
+    // The finished runs a live canary collected (routed by the workflows plugin's run router).
+    name: '002_canary_runs',
+    async up(db) {
+      await db.schema.createTable('autonomous_canary_runs', (t) => {
+        t.string('execution_id', 36).primary();
+        t.string('variant_id', 36).notNullable();
+        t.string('tenant_id', 64).notNullable();
+        t.string('arm', 16).notNullable();
+        // The finished execution, as the evaluation reads it.
+        t.text('execution').notNullable();
+        t.string('created_at', 32).notNullable();
+        t.index(['variant_id']);
+      });
+    },
+  },
 ];

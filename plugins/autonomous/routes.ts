@@ -81,12 +81,22 @@ export const autonomyRoutes = (route: RouteMaker<Deps>) => [
   route({
     method: 'post',
     path: '/agents/{blueprint_id}/deploy',
-    summary: 'Deploy an agent: it runs its skill every schedule_seconds under its own service identity (agent:<id>)',
+    summary: 'Deploy an agent (or start a stopped one again): it runs its skill every schedule_seconds under its own service identity (agent:<id>)',
     access: 'member',
     params: z.object({ blueprint_id: z.uuid() }),
     response: agentBlueprintSchema,
     errors: [403, 404, 409, 422],
     handler: ({ params, caller, services }) => services.autonomy.deploy(caller!, params.blueprint_id),
+  }),
+  route({
+    method: 'post',
+    path: '/agents/{blueprint_id}/stop',
+    summary: 'Stop a deployed agent (beyond the spec): no more scheduled runs; deploy starts it again',
+    access: 'member',
+    params: z.object({ blueprint_id: z.uuid() }),
+    response: agentBlueprintSchema,
+    errors: [404, 409, 422],
+    handler: ({ params, caller, services }) => services.autonomy.stopAgent(caller!, params.blueprint_id),
   }),
   route({
     method: 'post',
@@ -125,10 +135,14 @@ export const autonomyRoutes = (route: RouteMaker<Deps>) => [
   route({
     method: 'post',
     path: '/workflows/variants/{variant_id}/canary',
-    summary: "Canary a variant (202): `runs` runs of the workflow, `share` of them with the variant's steps; both arms measured and tested",
+    summary: "Canary a variant (202): of the workflow's next `runs` runs, `share` run the variant's steps; both arms measured and tested",
+    description: 'mode `live` (default): the runs are the workflow\'s real runs, whoever starts them (POST /workflows/{id}/run, schedules, agents); the canary waits for them. mode `synthetic`: the canary starts the runs itself, as the variant\'s creator. One canary per workflow at a time (409 CANARY_RUNNING).',
     access: 'member',
     params: variantParams,
-    body: z.object({ share: z.number().min(0.05).max(0.95).default(0.5), runs: z.number().int().min(4).max(200).default(20), alpha: z.number().gt(0).max(0.2).default(0.05) }).strict().default({ share: 0.5, runs: 20, alpha: 0.05 }),
+    body: z
+      .object({ share: z.number().min(0.05).max(0.95).default(0.5), runs: z.number().int().min(4).max(200).default(20), alpha: z.number().gt(0).max(0.2).default(0.05), mode: z.enum(['live', 'synthetic']).default('live') })
+      .strict()
+      .default({ share: 0.5, runs: 20, alpha: 0.05, mode: 'live' }),
     response: variantSchema,
     status: 202,
     errors: [404, 409, 422],

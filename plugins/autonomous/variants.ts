@@ -1,5 +1,6 @@
-// Workflow evolution: a variant is a changed copy of a workflow's steps. A canary runs the
-// workflow a number of times, a share of the runs with the variant's steps (spread evenly),
+// Workflow evolution: a variant is a changed copy of a workflow's steps. A live canary takes a
+// share of the workflow's real runs (whoever starts them) for the variant's steps, spread
+// evenly; a synthetic canary starts the runs itself. When `runs` runs have finished it
 // measures success, latency and compute cost of both arms and tests the difference on the
 // analytics kernel. Promotion (a governed action) makes the variant the definition; a worse
 // variant is not promoted. States: created → canary → evaluated → promoted | rolled_back.
@@ -8,7 +9,7 @@ import { Conflict, invalid } from '../../core/errors';
 import type { Caller } from '../../core/roles';
 import { TenantScope } from '../../core/tenancy';
 import type { ActionKind, Executed } from '../../core/contracts/governance';
-import type { WorkflowExecution, WorkflowStep } from '../../core/contracts/workflows';
+import type { RunRouter, WorkflowExecution, WorkflowStep } from '../../core/contracts/workflows';
 import type { VariantDeps } from './deps';
 import { wrongState } from './errors';
 
@@ -42,9 +43,14 @@ function arm(runs: WorkflowExecution[]) {
   return { runs: runs.length, succeeded: ok.length, success_rate: runs.length ? ok.length / runs.length : null, latency_ms: { mean: mean(latency), p50: at(0.5), p95: at(0.95) }, compute_ms: { mean: mean(cost) }, executions: runs.map((r) => r.id), samples: { latency, cost } };
 }
 
+/** Run i of a canary goes to the variant when floor((i+1)·share) > floor(i·share): evenly spread. */
+const toVariantArm = (i: number, share: number) => Math.floor((i + 1) * share) > Math.floor(i * share);
+
 export class Variants {
   private readonly busy = new Set<Promise<unknown>>();
   private stopping = false;
+  /** Runs this host has routed per live canary (each host spreads its own share). */
+  private readonly routed = new Map<string, number>();
 
   constructor(private readonly d: VariantDeps) {}
 
@@ -141,16 +147,57 @@ export class Variants {
     return { steps: [...out.values()] };
   }
 
-  async canary(caller: Caller, id: string, opts: { share: number; runs: number; alpha: number }) {
+  async canary(caller: Caller, id: string, opts: { share: number; runs: number; alpha: number; mode: 'live' | 'synthetic' }) {
     const v = await this.get(caller.tenantId, id);
     if (!ALLOWED[v.state].includes('canary')) throw wrongState('variant', v.state, ALLOWED[v.state]);
-    const canary = { share: opts.share, runs: opts.runs, alpha: opts.alpha, started_at: this.now(), finished_at: null, progress: { done: 0, total: opts.runs }, arms: null, test: null, decision: null, reasons: [], error: null };
+    const live = await this.d.db('autonomous_variants').where({ tenant_id: v.tenant_id, workflow_id: v.workflow_id, state: 'canary' }).whereNot({ id: v.id }).first('id');
+    if (live) throw new Conflict(`variant ${live.id} of workflow ${v.workflow_id} is in canary; roll it back first`, 'CANARY_RUNNING');
+    const canary = { mode: opts.mode, share: opts.share, runs: opts.runs, alpha: opts.alpha, started_at: this.now(), finished_at: null, progress: { done: 0, total: opts.runs }, arms: null, test: null, decision: null, reasons: [], error: null };
+    await this.d.db('autonomous_canary_runs').where({ variant_id: v.id }).delete();
+    this.routed.delete(v.id);
     await this.move(v, 'canary', { canary: json(canary) });
-    await this.record(caller, 'canary_variant', v, { share: opts.share, runs: opts.runs });
-    const p = this.runCanary(caller, { ...v, state: 'canary' }, canary).catch((err: Error) => this.d.log.error({ err: err.message, variant: id }, 'canary failed to record'));
-    this.busy.add(p);
-    void p.finally(() => this.busy.delete(p));
+    await this.record(caller, 'canary_variant', v, { mode: opts.mode, share: opts.share, runs: opts.runs });
+    if (opts.mode === 'synthetic') {
+      const p = this.runCanary(caller, { ...v, state: 'canary' }, canary).catch((err: Error) => this.d.log.error({ err: err.message, variant: id }, 'canary failed to record'));
+      this.busy.add(p);
+      void p.finally(() => this.busy.delete(p));
+    }
     return this.get(caller.tenantId, id);
+  }
+
+  /** The workflows plugin's run router: a live canary's share of the workflow's runs. */
+  router(): RunRouter {
+    return async (_caller, def) => {
+      if (this.stopping) return null;
+      const row = await this.d.db('autonomous_variants').where({ tenant_id: def.tenant_id, workflow_id: def.id, state: 'canary' }).first();
+      if (!row) return null;
+      const v = toVariant(row);
+      if (v.canary?.mode !== 'live') return null;
+      const i = this.routed.get(v.id) ?? 0;
+      // Enough runs routed from this host: the rest of the traffic stays on the definition.
+      if (i >= v.canary.runs) return null;
+      this.routed.set(v.id, i + 1);
+      const arm = toVariantArm(i, v.canary.share) ? 'variant' : 'baseline';
+      return { steps: arm === 'variant' ? v.steps : def.steps, label: `canary:${v.id}:${arm}`, onFinished: (e) => this.collect(v, arm, e) };
+    };
+  }
+
+  /** Stores a finished live-canary run; the run that completes the count evaluates the canary. */
+  private async collect(v: Variant, arm: 'baseline' | 'variant', e: WorkflowExecution): Promise<void> {
+    try {
+      await this.d.db('autonomous_canary_runs').insert({ execution_id: e.id, variant_id: v.id, tenant_id: v.tenant_id, arm, execution: json(e), created_at: this.now() });
+      const rows = await this.d.db('autonomous_canary_runs').where({ variant_id: v.id }).orderBy('created_at').limit(v.canary.runs);
+      const canary = { ...v.canary, progress: { done: rows.length, total: v.canary.runs } };
+      if (rows.length < v.canary.runs) {
+        await this.d.db('autonomous_variants').where({ id: v.id, state: 'canary' }).update({ canary: json(canary), updated_at: this.now() });
+        return;
+      }
+      const runs = rows.map((r) => ({ arm: r.arm as string, e: parse(r.execution) as WorkflowExecution }));
+      const caller: Caller = { kind: 'user', id: v.created_by, tenantId: v.tenant_id, role: 'member' };
+      await this.evaluate(caller, v, canary, runs.filter((r) => r.arm === 'baseline').map((r) => r.e), runs.filter((r) => r.arm === 'variant').map((r) => r.e));
+    } catch (err) {
+      this.d.log.error({ err: (err as Error).message, variant: v.id, execution: e.id }, 'live canary: could not record a run');
+    }
   }
 
   private async runCanary(caller: Caller, v: Variant, canary: Record<string, any>) {
@@ -162,12 +209,23 @@ export class Variants {
         // variant stays in canary; a new canary cannot start from there, a rollback can).
         if (this.stopping || (await this.get(v.tenant_id, v.id)).state !== 'canary') return;
         // Variant runs spread evenly: run i goes to the variant when floor((i+1)·share) > floor(i·share).
-        const toVariant = Math.floor((i + 1) * canary.share) > Math.floor(i * canary.share);
+        const toVariant = toVariantArm(i, canary.share);
         const { done } = await this.d.workflows.start(caller, v.workflow_id, toVariant ? { steps: v.steps } : {});
         (toVariant ? variant : baseline).push(await done);
         canary.progress = { done: i + 1, total: canary.runs };
         await this.d.db('autonomous_variants').where({ id: v.id, state: 'canary' }).update({ canary: json(canary), updated_at: this.now() });
       }
+    } catch (err) {
+      Object.assign(canary, { finished_at: this.now(), decision: 'do_not_promote', reasons: ['the canary could not finish'], error: (err as Error).message });
+      await this.move(v, 'evaluated', { canary: json(canary) }, ['canary']).catch(() => undefined);
+      return;
+    }
+    await this.evaluate(caller, v, canary, baseline, variant);
+  }
+
+  /** Tests the arms on the analytics kernel and moves the variant to evaluated (once, whoever calls). */
+  private async evaluate(caller: Caller, v: Variant, canary: Record<string, any>, baseline: WorkflowExecution[], variant: WorkflowExecution[]) {
+    try {
       const a = arm(baseline);
       const b = arm(variant);
       const test = (await this.d.mesh.run('analytics', 'ab_test', { a: { successes: a.succeeded, trials: Math.max(1, a.runs), latency_ms: a.samples.latency, cost: a.samples.cost }, b: { successes: b.succeeded, trials: Math.max(1, b.runs), latency_ms: b.samples.latency, cost: b.samples.cost } }, { caller })) as Record<string, any>;

@@ -1,5 +1,5 @@
+import type { IncidentReads } from '../../core/contracts/incidents';
 import type { UsageMeter } from '../../core/contracts/usage';
-import type { Db } from '../../core/db';
 
 // What the commercial reports measure about a tenant, from metered usage and the incident log.
 
@@ -34,18 +34,18 @@ export async function serviceLevel(usage: UsageMeter, tenantId: string, from: st
   };
 }
 
-/** Incidents of the tenant in a window (the incidents plugin's tables, when it is loaded). */
-export async function incidentsOf(db: Db, tenantId: string, from: string, to: string) {
-  if (!(await db.schema.hasTable('incidents'))) return { available: false, opened: 0, open_now: 0, by_severity: {} as Record<string, number>, response_minutes: [] as number[] };
-  const rows = await db('incidents').where({ tenant_id: tenantId }).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).select('id', 'severity', 'created_at');
-  const open = await db('incidents').where({ tenant_id: tenantId }).whereNotIn('state', ['resolved', 'closed']).select('severity');
+/** Incidents of the tenant in a window (from the incidents plugin, when it is loaded). */
+export async function incidentsOf(incidents: IncidentReads | null, tenantId: string, from: string, to: string) {
+  if (!incidents) return { available: false, opened: 0, open_now: 0, by_severity: {} as Record<string, number>, response_minutes: [] as number[] };
+  const rows = await incidents.list({ tenantId, since: from, until: to });
+  const open = await incidents.list({ tenantId, active: true });
   const bySeverity: Record<string, number> = {};
   for (const r of open) bySeverity[r.severity] = (bySeverity[r.severity] ?? 0) + 1;
   // Response: from opening to the first entry a person made (acknowledge, mitigate, resolve, note).
   const response: number[] = [];
   if (rows.length) {
-    const firsts: Array<{ incident_id: string; at: string }> = await db('incident_timeline').whereIn('incident_id', rows.map((r) => r.id)).andWhere({ source: 'manual' }).whereNot('kind', 'opened').groupBy('incident_id').select('incident_id').min({ at: 'at' });
-    const opened = new Map(rows.map((r) => [r.id, r.created_at as string]));
+    const firsts = await incidents.firstResponses(rows.map((r) => r.id));
+    const opened = new Map(rows.map((r) => [r.id, r.created_at]));
     for (const f of firsts) response.push(Math.round(((Date.parse(f.at) - Date.parse(opened.get(f.incident_id)!)) / 60_000) * 100) / 100);
   }
   return { available: true, opened: rows.length, open_now: open.length, by_severity: bySeverity, response_minutes: response.sort((a, b) => a - b) };

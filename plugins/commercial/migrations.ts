@@ -1,4 +1,5 @@
 import type { Migration } from '../../core/db';
+import { jobColumns } from '../../core/migration-helpers';
 
 export const commercialMigrations: Migration[] = [
   {
@@ -37,15 +38,10 @@ export const commercialMigrations: Migration[] = [
         t.string('id', 36).primary();
         t.string('tenant_id', 64).notNullable();
         t.string('kind', 16).notNullable();
-        t.string('state', 16).notNullable();
         t.text('spec').notNullable();
-        t.text('result');
-        t.text('error');
-        t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
-        t.string('started_at', 32);
-        t.string('finished_at', 32);
         t.index(['tenant_id', 'created_at']);
+        jobColumns(t);
       });
       await db.schema.createTable('compliance_exports', (t) => {
         t.string('id', 36).primary();

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { invalid, NotFound, StateConflict } from '../../core/errors';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
+import type { Caller } from '../../core/roles';
 import type { Deps } from './index';
 
 const stepNames = ['create_tenant', 'assign_plan', 'create_admin_user', 'create_api_keys', 'set_kernel_quotas', 'create_starter_workflows'] as const;
@@ -75,14 +76,14 @@ async function runStep(name: Step['name'], p: z.infer<typeof spec>, s: Services,
     }
     case 'create_starter_workflows': {
       if (!p.starter_workflows.length) return { created: [] };
-      if (!(await s.db.schema.hasTable('workflow_definitions'))) throw new Error('the workflows plugin is not loaded');
-      const have = new Set((await s.db('workflow_definitions').where({ tenant_id: t }).select('name')).map((r) => r.name));
+      if (!s.workflows) throw new Error('the workflows plugin is not loaded');
+      // Made as the provisioning admin acting in the new tenant: checked as POST /workflows checks them.
+      const as: Caller = { kind: 'user', id: actor, tenantId: t, role: 'admin' };
+      const have = new Set((await s.workflows.find(as, { names: p.starter_workflows.map((w) => w.name) })).map((d) => d.name));
       const made: string[] = [];
       for (const w of p.starter_workflows) {
         if (have.has(w.name)) continue;
-        const id = crypto.randomUUID();
-        await s.db('workflow_definitions').insert({ id, tenant_id: t, name: w.name, steps: JSON.stringify(w.steps), created_by: actor, created_at: s.clock.now().toISOString() });
-        made.push(id);
+        made.push((await s.workflows.create(as, w.name, w.steps)).id);
       }
       return { created: made };
     }

@@ -93,7 +93,7 @@ export function slaRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const w = monthWindow(period, now);
         if (w.from >= w.to) throw invalid(['query', 'period'], 'a month that has begun');
         const level = await serviceLevel(services.usage, scope.tenantId, w.from, w.to);
-        const inc = await incidentsOf(services.db, scope.tenantId, w.from, w.to);
+        const inc = await incidentsOf(services.incidents, scope.tenantId, w.from, w.to);
         const response = median(inc.response_minutes);
         const met = {
           availability: level.availability === null ? null : level.availability >= sla.availability,

@@ -37,7 +37,7 @@ export function statusRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const now = services.clock.now();
         const w = { from: new Date(now.getTime() - query.window_minutes * 60_000).toISOString(), to: now.toISOString() };
         const svc = await serviceLevel(services.usage, scope.tenantId, w.from, w.to);
-        const inc = await incidentsOf(services.db, scope.tenantId, w.from, w.to);
+        const inc = await incidentsOf(services.incidents, scope.tenantId, w.from, w.to);
         const kernels = services.mesh.kernels().map((k) => ({ kernel: k.id, state: k.state, health: k.health, breaker: k.breaker.state }));
         const reasons: string[] = [];
         let status: 'healthy' | 'degraded' | 'unhealthy' = 'healthy';
@@ -77,8 +77,8 @@ export function statusRoutes(route: RouteMaker<Deps>): RouteDef[] {
         components.push({ name: 'database', status: dbOk ? 'operational' : 'outage', detail: dbOk ? `answered in ${Math.round((performance.now() - t0) * 100) / 100} ms` : 'no answer' });
         for (const k of services.mesh.kernels()) components.push({ name: `kernel:${k.id}`, status: componentStatus(k), detail: `${k.state}, ${k.health}, breaker ${k.breaker.state}` });
         // Only platform-wide incidents (no tenant): a tenant's incidents are its own business.
-        const incidents = (await services.db.schema.hasTable('incidents'))
-          ? await services.db('incidents').whereNull('tenant_id').whereNotIn('state', ['resolved', 'closed']).orderBy('created_at', 'desc').limit(50).select('id', 'title', 'severity', 'state', 'created_at')
+        const incidents = services.incidents
+          ? (await services.incidents.list({ tenantId: null, active: true, limit: 50 })).map((i) => ({ id: i.id, title: i.title, severity: i.severity, state: i.state, created_at: i.created_at }))
           : [];
         const worst: 'outage' | 'degraded' | 'operational' = components.some((c) => c.status === 'outage') ? 'outage' : components.some((c) => c.status === 'degraded') || incidents.length ? 'degraded' : 'operational';
         return { status: worst, components, incidents, updated_at: services.clock.now().toISOString() };

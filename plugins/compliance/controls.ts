@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { Services } from '../../core/services';
 
-type S = Pick<Services, 'db' | 'config'>;
+type S = Pick<Services, 'db' | 'config'> & { accounts: AccountsService | null };
 export type Status = 'pass' | 'fail' | 'not_applicable';
 export interface Outcome {
   status: Status;
@@ -72,9 +73,10 @@ export async function runControl(s: S, c: Control, tenantId: string): Promise<Ou
       const cutoff = new Date(Date.now() - p.unused_days! * 86_400_000).toISOString();
       const privileged = await s.db('users').where({ tenant_id: tenantId }).whereIn('role', ['operator', 'admin']).select('id', 'email', 'role', 'created_at');
       const stale = [];
+      const signIns = s.accounts ? await s.accounts.lastSignIns(tenantId) : new Map<string, string>();
       for (const u of privileged) {
         if (u.created_at > cutoff) continue;
-        const signIn = (await has(s, 'refresh_tokens')) ? await s.db('refresh_tokens').where({ user_id: u.id }).andWhere('created_at', '>', cutoff).first('id') : null;
+        const signIn = (signIns.get(u.id) ?? '') > cutoff;
         const acted = await s.db('actions').where({ actor: u.id }).andWhere('created_at', '>', cutoff).first('id');
         if (!signIn && !acted) stale.push({ user_id: u.id, email: u.email, role: u.role });
       }

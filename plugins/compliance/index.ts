@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { invalid } from '../../core/errors';
-import { definePlugin } from '../../core/plugin';
+import { accountsRef } from '../../core/contracts/accounts';
+import { definePlugin, optional } from '../../core/plugin';
 import { core } from '../../core/services';
 import { runControl, type Control, type Outcome } from './controls';
 import { complianceMigrations } from './store';
@@ -18,7 +19,7 @@ async function controls(db: import('knex').Knex): Promise<Control[]> {
 export default definePlugin({
   id: 'compliance',
   prefix: '/compliance',
-  deps: { db: core.db, config: core.config, actions: core.actions },
+  deps: { db: core.db, config: core.config, actions: core.actions, accounts: optional(accountsRef) },
   migrations: complianceMigrations,
   routes: (route) => [
     route({

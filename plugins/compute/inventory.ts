@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { Config } from '../../core/config';
 import type { Allocation, ComputeInventory, CpuMetrics, GpuDevice, Provider } from '../../core/contracts/compute';
 import type { Db, Migration } from '../../core/db';
-import { NotConfigured, NotFound } from '../../core/errors';
+import { NotConfigured, NotFound, Unavailable } from '../../core/errors';
 import type { Clock } from '../../core/services';
 import { cpuUtilisation, memoryAvailable, readGpus } from './machine';
 
@@ -77,8 +77,9 @@ export class Inventory implements ComputeInventory {
 
   async gpus(providerId = LOCAL): Promise<GpuDevice[]> {
     this.usable(providerId);
-    // Outside providers: no API client in this build, so no devices are listed for them.
-    if (providerId !== LOCAL) return [];
+    // Outside providers: this build has no AWS/GCP/Azure API client (no SDK is installed and
+    // nothing here could reach one), so their devices cannot be read: a clear 503, never [].
+    if (providerId !== LOCAL) throw new Unavailable(`Provider ${providerId}: this build has no ${this.providers().find((p) => p.id === providerId)!.kind} API client, so its devices cannot be read`, undefined, 'NO_PROVIDER_CLIENT');
     const region = this.config.compute.local.region;
     return (await readGpus(this.config.compute.nvidiaSmi)).map((g) => ({
       id: g.uuid || `${LOCAL}-gpu-${g.index}`,

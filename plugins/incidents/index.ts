@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Conflict, HttpError, invalid, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
+import { incidentReadsRef } from '../../core/contracts/incidents';
 import { createServiceRef, definePlugin, provide } from '../../core/plugin';
 import type { Caller } from '../../core/roles';
 import { core, type Services } from '../../core/services';
@@ -8,6 +9,7 @@ import { analytics, BUCKET_MS, summary } from './analytics';
 import { watchMesh } from './auto';
 import { MITIGATIONS } from './mitigations';
 import { analyticsQuery, detectBody, idParams, incident, listQuery, mitigateBody, noteBody, withTimeline } from './schemas';
+import { IncidentReader } from './reads';
 import { ACTIVE, IncidentStore, incidentMigrations, RULES, scoped, visible, type Incident } from './store';
 
 /** The incident store and the watcher that opens incidents from mesh events. */
@@ -49,6 +51,7 @@ export default definePlugin({
   prefix: '',
   deps: { db: core.db, actions: core.actions, mesh: core.mesh, incidents: incidentsRef },
   provides: [
+    provide(incidentReadsRef, { deps: { db: core.db }, factory: (d) => new IncidentReader(d.db) }),
     provide(incidentsRef, {
       deps: { db: core.db, events: core.events, actions: core.actions, log: core.log, mesh: core.mesh },
       factory: (d) => new Incidents(d),

@@ -1,5 +1,6 @@
 import { CloudEvent } from 'cloudevents';
 import type { ActionRecord } from '../../core/actions';
+import type { BusEvent } from '../../core/events';
 import { STREAM_MESSAGES } from './asyncapi';
 
 export const SOURCE = '/platform-control';
@@ -29,4 +30,16 @@ export function actionEvent(a: ActionRecord): Record<string, unknown> {
   });
   e.validate();
   return JSON.parse(JSON.stringify(e)) as Record<string, unknown>;
+}
+
+/**
+ * A bus event (what /ops/stream sends) as a CloudEvent in structured JSON mode. The subject is
+ * the object the event is about, when its data names one.
+ */
+export function streamEvent(e: BusEvent, id: string): Record<string, unknown> {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  const subject = ['execution_id', 'incident_id', 'node_id', 'kernel_id', 'id'].map((k) => d[k]).find((v) => typeof v === 'string') as string | undefined;
+  const ce = new CloudEvent({ specversion: '1.0', id, source: `${SOURCE}/stream`, type: typeOf(e.type), time: e.timestamp, datacontenttype: 'application/json', data: e.data, ...(subject ? { subject } : {}) });
+  ce.validate();
+  return JSON.parse(JSON.stringify(ce)) as Record<string, unknown>;
 }

@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { invalid } from '../../core/errors';
 import { bearerOf, callSelf, selfUrl } from '../../core/http/loopback';
 import { VERSION } from '../../core/meta';
-import { definePlugin } from '../../core/plugin';
+import { cloudEventsRef } from '../../core/contracts/cloudevents';
+import { workflowsRef } from '../../core/contracts/workflows';
+import { definePlugin, optional, provide } from '../../core/plugin';
 import { core } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { buildAsyncApi, validateAsyncApi } from './asyncapi';
-import { actionEvent, catalogue } from './cloudevents';
+import { actionEvent, catalogue, streamEvent } from './cloudevents';
 import { downConvert, dereference, validateOpenApi } from './openapi';
+import { httpStepType } from './http-steps';
 import { interopMigrations, operationsOf, saveOperations } from './operations';
 import { exportWorkflows, FORMAT, importWorkflows, portableWorkflow, workflowDocument } from './workflows';
 
@@ -18,8 +21,12 @@ const empty = z.object({}).strict().optional();
 export default definePlugin({
   id: 'interop',
   prefix: '/interop',
-  deps: { db: core.db, actions: core.actions },
+  deps: { db: core.db, actions: core.actions, config: core.config, workflows: optional(workflowsRef) },
+  // Alert subscriptions that ask for CloudEvents get their bodies from here (plugin alerts).
+  provides: [provide(cloudEventsRef, { deps: {}, factory: () => ({ fromBusEvent: streamEvent }) })],
   migrations: interopMigrations,
+  // Imported operations become workflow steps of kind `http` (when the workflows plugin is installed).
+  start: (d) => d.workflows?.registerStepType(httpStepType(d.db, d.config.interop)),
   routes: (route) => [
     route({
       method: 'post',
@@ -50,8 +57,8 @@ export default definePlugin({
     route({
       method: 'post',
       path: '/import/openapi3',
-      summary: "Register an outside API's operations (HTTP method, URL, parameter, body and response schemas) for the tenant",
-      description: 'The document must validate; a re-import under the same name replaces that API\'s operations. External $refs are not followed.',
+      summary: "Register an outside API's operations (HTTP method, URL, parameter, body and response schemas) for the tenant, as workflow steps",
+      description: 'The document must validate; a re-import under the same name replaces that API\'s operations. External $refs are not followed. Each operation is then a workflow step `{kernel: "http", task: "<name>.<operation_id>", input: {path, query, headers, body}}` calling hosts listed in interop.allowedHosts.',
       access: 'member',
       feature: 'interop',
       body: z.object({ name: z.string().regex(/^[a-z][a-z0-9_-]{0,99}$/), base_url: z.url({ protocol: /^https?$/ }), document: json }),

@@ -56,7 +56,6 @@ export async function figures(db: Db, since: string, until: string, bucket: Buck
 }
 
 /** Distinct tenants active over the whole window (not the sum of the buckets' counts). */
-/** Distinct tenants active over the whole window (not the sum of the buckets' counts). */
 export async function activeTenants(db: Db, since: string, until: string): Promise<number> {
   const rows = await rowsOf(db, `SELECT count(DISTINCT tenant_id) AS n FROM (${ACTIVE("'all'", "'all'")}) a`, [since, until, since, until]);
   return Number(rows[0]?.n ?? 0);

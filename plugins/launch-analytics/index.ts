@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readSnapshot } from '../../core/db';
 import { invalid } from '../../core/errors';
 import { createServiceRef, definePlugin, provide } from '../../core/plugin';
 import { core } from '../../core/services';
@@ -48,10 +49,10 @@ export default definePlugin({
       handler: async ({ query, services }) => {
         const w = windowOf(query, null);
         await services.counter.flush();
-        const byDay = await figures(services.db, w.since, w.until, 'day');
+        const { byDay, active } = await readSnapshot(services.db, async (trx) => ({ byDay: await figures(trx, w.since, w.until, 'day'), active: await activeTenants(trx, w.since, w.until) }));
         const totals = zero();
         for (const f of byDay.values()) for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += f[k];
-        totals.active_tenants = await activeTenants(services.db, w.since, w.until);
+        totals.active_tenants = active;
         return {
           totals,
           // Of the tenants that signed up in the window, how many ran a successful task (in it).
@@ -73,7 +74,7 @@ export default definePlugin({
       handler: async ({ query, services }) => {
         const w = windowOf(query, query.bucket);
         await services.counter.flush();
-        const byKey = await figures(services.db, w.since, w.until, query.bucket);
+        const byKey = await readSnapshot(services.db, (trx) => figures(trx, w.since, w.until, query.bucket));
         const series = bucketStarts(w.sinceDate, w.untilDate, query.bucket).map((start) => ({ start, ...(byKey.get(keyOf(start, query.bucket)) ?? zero()) }));
         return {
           bucket: query.bucket,

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { PLATFORM_TENANT } from '../../core/auth/store';
 import { Forbidden, invalid, NotConfigured, TooManyRequests, Unprocessable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
-import { definePlugin } from '../../core/plugin';
+import { workflowsRef } from '../../core/contracts/workflows';
+import { definePlugin, optional } from '../../core/plugin';
 import { core } from '../../core/services';
-import { deliveryId, HEADERS, apply, schedulerPayload, verify } from './webhook';
+import { deliveryId, HEADERS, apply, runWorkflow, schedulerPayload, verify } from './webhook';
 import { leadMigrations, STAGES, upsertLead } from './store';
 
 const text = (max: number) => z.string().trim().max(max);
@@ -36,7 +37,7 @@ const lead = z.object({
 export default definePlugin({
   id: 'leads',
   prefix: '',
-  deps: { db: core.db, actions: core.actions, config: core.config, clock: core.clock },
+  deps: { db: core.db, actions: core.actions, config: core.config, clock: core.clock, workflows: optional(workflowsRef) },
   migrations: leadMigrations,
   routes: (route) => [
     route({
@@ -90,13 +91,13 @@ export default definePlugin({
     route({
       method: 'post',
       path: '/webhooks/scheduler',
-      summary: 'Inbound webhook of the scheduling tool: a booked, moved or cancelled demo updates the lead of its address',
-      description: `Signed with HMAC-SHA256 over "<timestamp>.<raw body>" (header ${HEADERS.signature}: sha256=<hex>, ${HEADERS.timestamp}: epoch seconds within webhooks.toleranceSeconds); ${HEADERS.delivery} is the replay guard: a delivery id is accepted once.`,
+      summary: 'Inbound webhook of the scheduling tool: a booked, moved or cancelled demo updates the lead of its address; workflow.run starts a workflow',
+      description: `Signed with HMAC-SHA256 over "<timestamp>.<raw body>" (header ${HEADERS.signature}: sha256=<hex>, ${HEADERS.timestamp}: epoch seconds within webhooks.toleranceSeconds); ${HEADERS.delivery} is the replay guard: a delivery id is accepted once. workflow.run starts a workflow of the tenant webhooks.schedulerTenant (default: the platform tenant) as the service identity webhook:scheduler.`,
       access: 'public',
       // Checked in the handler, after the signature: an unsigned caller learns nothing from 422s.
       body: z.record(z.string(), z.unknown()),
       documentedBody: schedulerPayload,
-      response: z.object({ delivery_id: z.string(), event: z.string(), action: z.string(), lead_id: z.string() }),
+      response: z.object({ delivery_id: z.string(), event: z.string(), action: z.enum(['book_demo', 'cancel_demo', 'run_workflow']), lead_id: z.string().nullable(), execution_id: z.string().nullable() }),
       errors: [401, 409, 503],
       handler: async ({ body, req, services }) => {
         const cfg = services.config.webhooks;
@@ -106,9 +107,18 @@ export default definePlugin({
         if (!id.success) throw invalid(['header', HEADERS.delivery], id.error.issues[0]!.message);
         const payload = schedulerPayload.safeParse(body);
         if (!payload.success) throw new Unprocessable(payload.error.issues.map((i) => ({ loc: ['body', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
-        const done = await apply(services.db, id.data, payload.data, services.clock.now().toISOString());
-        await services.actions.record({ source: 'automated', actor: 'scheduler_webhook', action: done.action, target_type: 'lead', target_id: done.lead_id, cause: id.data, result: 'succeeded', detail: { event: payload.data.event }, tenant_id: PLATFORM_TENANT });
-        return { delivery_id: id.data, event: payload.data.event, ...done };
+        const p = payload.data;
+        const now = services.clock.now().toISOString();
+        if (p.event === 'workflow.run') {
+          if (!services.workflows) throw new NotConfigured('plugin workflows', 'workflow.run needs the workflows plugin');
+          const tenant = cfg.schedulerTenant ?? PLATFORM_TENANT;
+          const run = await runWorkflow(services.db, services.workflows, tenant, id.data, p.data.workflow_id, now);
+          await services.actions.record({ source: 'automated', actor: 'scheduler_webhook', action: run.action, target_type: 'workflow_execution', target_id: run.execution_id, cause: id.data, result: 'succeeded', detail: { event: p.event, workflow_id: p.data.workflow_id }, tenant_id: tenant });
+          return { delivery_id: id.data, event: p.event, action: 'run_workflow' as const, lead_id: null, execution_id: run.execution_id };
+        }
+        const done = await apply(services.db, id.data, p, now);
+        await services.actions.record({ source: 'automated', actor: 'scheduler_webhook', action: done.action, target_type: 'lead', target_id: done.lead_id, cause: id.data, result: 'succeeded', detail: { event: p.event }, tenant_id: PLATFORM_TENANT });
+        return { delivery_id: id.data, event: p.event, action: done.action as 'book_demo' | 'cancel_demo', lead_id: done.lead_id, execution_id: null };
       },
     }),
   ],

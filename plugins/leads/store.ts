@@ -42,6 +42,15 @@ export const leadMigrations: Migration[] = [
       });
     },
   },
+  {
+    // A `workflow.run` delivery names the execution it started.
+    name: '002_delivery_execution',
+    async up(db) {
+      await db.schema.alterTable('webhook_deliveries', (t) => {
+        t.string('execution_id', 36);
+      });
+    },
+  },
 ];
 
 export interface LeadInput {

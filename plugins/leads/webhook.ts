@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { Conflict, HttpError, invalid, Unauthorized } from '../../core/errors';
+import type { Workflows } from '../../core/contracts/workflows';
+import { Conflict, HttpError, invalid, NotFound, Unauthorized } from '../../core/errors';
+import type { Caller } from '../../core/roles';
 import type { Db } from '../../core/db';
 import { upsertLead } from './store';
 
@@ -36,6 +38,7 @@ export const schedulerPayload = z.discriminatedUnion('event', [
   z.object({ event: z.literal('booking.created'), data: booking }),
   z.object({ event: z.literal('booking.rescheduled'), data: booking }),
   z.object({ event: z.literal('booking.cancelled'), data: booking.pick({ email: true }) }),
+  z.object({ event: z.literal('workflow.run'), data: z.object({ workflow_id: z.string().min(1).max(64) }) }),
 ]);
 export type SchedulerPayload = z.output<typeof schedulerPayload>;
 
@@ -45,7 +48,7 @@ export const deliveryId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, 'letters,
  * Records the delivery (its id is the replay guard: a second delivery of one id is 409 and
  * changes nothing) and applies its action to the lead of the address, in one transaction.
  */
-export async function apply(db: Db, id: string, p: SchedulerPayload, now: string): Promise<{ action: string; lead_id: string }> {
+export async function apply(db: Db, id: string, p: Exclude<SchedulerPayload, { event: 'workflow.run' }>, now: string): Promise<{ action: string; lead_id: string }> {
   const action = p.event === 'booking.cancelled' ? 'cancel_demo' : 'book_demo';
   try {
     return await db.transaction(async (trx) => {
@@ -58,8 +61,41 @@ export async function apply(db: Db, id: string, p: SchedulerPayload, now: string
       return { action, lead_id: lead.id };
     });
   } catch (err) {
-    if (err instanceof HttpError) throw err;
-    if (/unique|duplicate|constraint/i.test((err as Error).message)) throw new Conflict(`delivery ${id} was already received`, 'REPLAYED');
+    throw replayed(err, id);
+  }
+}
+
+function replayed(err: unknown, id: string): unknown {
+  if (err instanceof HttpError) return err;
+  if (/unique|duplicate|constraint/i.test((err as Error).message)) return new Conflict(`delivery ${id} was already received`, 'REPLAYED');
+  return err;
+}
+
+/**
+ * Starts a workflow of the configured tenant as the service identity `webhook:scheduler`
+ * (role member, so the workflow's steps run with a member's rights). The delivery is stored
+ * first as the replay guard; when the start is refused the row is removed again, so the tool's
+ * retry is not taken for a replay.
+ */
+export async function runWorkflow(db: Db, workflows: Workflows, tenantId: string, id: string, workflowId: string, now: string): Promise<{ action: string; execution_id: string }> {
+  const caller: Caller = { kind: 'user', id: 'webhook:scheduler', tenantId, role: 'member' };
+  try {
+    await workflows.definition(caller, workflowId);
+  } catch (err) {
+    if (err instanceof NotFound) throw invalid(['body', 'data', 'workflow_id'], `no workflow ${workflowId} in tenant ${tenantId}`);
+    throw err;
+  }
+  try {
+    await db('webhook_deliveries').insert({ id, source: 'scheduler', event: 'workflow.run', action: 'run_workflow', lead_id: null, received_at: now });
+  } catch (err) {
+    throw replayed(err, id);
+  }
+  try {
+    const { execution } = await workflows.start(caller, workflowId);
+    await db('webhook_deliveries').where({ id }).update({ execution_id: execution.id });
+    return { action: 'run_workflow', execution_id: execution.id };
+  } catch (err) {
+    await db('webhook_deliveries').where({ id }).delete();
     throw err;
   }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeState, nodeView } from '../../core/mesh/schemas';
+import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeView, nodeViewState } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
 import { pageInMemory } from '../../core/pagination';
 import { definePlugin } from '../../core/plugin';
@@ -24,7 +24,7 @@ export default definePlugin({
         reason: z.string(),
         timestamp: z.string(),
         kernels: z.array(z.object({ kernel_id: z.string(), health, reason: z.string(), breaker: z.string() })),
-        nodes: z.array(z.object({ node_id: z.string(), kernel_id: z.string(), state: nodeState, health, reason: z.string() })),
+        nodes: z.array(z.object({ node_id: z.string(), kernel_id: z.string(), state: nodeViewState, health, reason: z.string() })),
       }),
       handler: ({ services }) => {
         const kernels = services.mesh.kernels();
@@ -45,7 +45,7 @@ export default definePlugin({
       access: 'viewer',
       query: z.object({
         kernel_id: kernelId.optional(),
-        state: nodeState.optional(),
+        state: nodeViewState.optional(),
         health: health.optional(),
         limit: z.coerce.number().int().min(1).max(500).default(100),
         cursor: z.string().max(200).optional(),

@@ -1,6 +1,7 @@
 import { billingRef } from '../../core/contracts/billing';
 import { featuresRef, usageRef } from '../../core/contracts/usage';
 import { securityRef } from '../../core/contracts/security';
+import { workflowsRef } from '../../core/contracts/workflows';
 import { definePlugin, optional, provide, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
 import { KEY_CACHE_MAX, registerKeyAuth } from './keys';
@@ -13,7 +14,7 @@ import { BillingService } from './service';
 
 const deps = {
   db: core.db, config: core.config, actions: core.actions, clock: core.clock, mesh: core.mesh, auth: core.auth, limits: core.limits, telemetry: core.telemetry,
-  usage: usageRef, features: featuresRef, billing: billingRef, sec: optional(securityRef),
+  usage: usageRef, features: featuresRef, billing: billingRef, sec: optional(securityRef), workflows: workflowsRef,
 };
 export type Deps = Resolved<typeof deps>;
 
@@ -34,8 +35,8 @@ export default definePlugin({
   ],
   migrations: monetizationMigrations,
   start: (d) => {
-    const keys = registerKeyAuth(d.auth, d.db, () => d.clock.now());
-    d.telemetry.caches.track({ name: 'monetization.api_key_budgets', entries: keys.entries, limit: KEY_CACHE_MAX });
+    const keys = registerKeyAuth(d.auth, d.db, d.limits, () => d.clock.now());
+    d.telemetry.caches.track({ name: 'monetization.api_key_last_used', entries: keys.entries, limit: KEY_CACHE_MAX });
     // API keys appear in the tenant security report's key review, when security runs.
     d.sec?.addKeySource({
       name: 'api_keys',

@@ -5,6 +5,7 @@ import type { AuthService } from '../../core/auth/service';
 import type { Db } from '../../core/db';
 import { Forbidden, TooManyRequests, Unauthorized } from '../../core/errors';
 import type { Caller } from '../../core/roles';
+import type { RateLimiter } from '../../core/limits';
 
 export const SCOPES = ['execute', 'read', 'write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -53,7 +54,8 @@ export async function createKey(db: Db, k: { tenantId: string; name: string; sco
 /** The API key a request presents: `X-API-Key: pk_...` or `Authorization: Bearer pk_...`. */
 function presented(req: Request): string | null {
   const own = req.headers['x-api-key'];
-  if (typeof own === 'string' && own.trim()) return own.trim();
+  // Only API keys: an X-API-Key of another kind (an observability ingest key, pcik_) is not ours to refuse.
+  if (typeof own === 'string' && own.trim().startsWith('pk_')) return own.trim();
   const auth = req.headers.authorization;
   const m = typeof auth === 'string' ? /^bearer\s+(pk_\S+)\s*$/i.exec(auth) : null;
   return m ? m[1] : null;
@@ -69,13 +71,12 @@ function neededScope(req: Request): Scope {
 /**
  * Makes API keys credentials of the host (core auth's authenticator extension point). A key
  * acts in its tenant with the member role when it has `write` or `execute`, viewer otherwise,
- * and only on routes its scopes open (so an execute-only key can call nothing else). Each key has its own per-minute budget (per host, fixed window).
+ * and only on routes its scopes open (so an execute-only key can call nothing else). Each key has its own budget in core's rate limits (shared across hosts through Redis).
  */
 export const KEY_CACHE_MAX = 10_000;
 
-export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): { entries: () => number } {
-  // Per key: this minute's count, and when last_used_at was written; the oldest go first past the bound.
-  const windows = new Map<string, { window: number; count: number }>();
+export function registerKeyAuth(auth: AuthService, db: Db, limits: RateLimiter, now: () => Date): { entries: () => number } {
+  // Per key: when last_used_at was written; the oldest go first past the bound.
   const touched = new Map<string, number>();
   const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
     m.delete(k);
@@ -94,24 +95,22 @@ export function registerKeyAuth(auth: AuthService, db: Db, now: () => Date): { e
     const scopes = JSON.parse(row.scopes) as Scope[];
     const needed = neededScope(req);
     if (!scopes.includes(needed)) throw new Forbidden(`This API key lacks the "${needed}" scope`, 'API_KEY_SCOPE');
-    const limit = Number(row.rate_limit_per_minute);
-    const window = Math.floor(at.getTime() / 60_000);
-    const w = windows.get(row.id);
-    const cur = w && w.window === window ? w : { window, count: 0 };
-    cur.count += 1;
-    bounded(windows, row.id, cur);
-    const reset = (window + 1) * 60;
+      // The key's budget lives with the tenants' (core's limits: Redis when configured, so every
+    // host counts against one budget), over the same window, scaled from its per-minute rate.
+    const limit = Math.max(1, Math.round((Number(row.rate_limit_per_minute) * limits.window) / 60));
+    const take = await limits.takeNamed(`key:${row.id}`, limit);
+    const reset = Math.ceil(take.resetAt / 1000);
     // Own header names: X-RateLimit-* carry the tenant's budget, which applies too.
     const res = req.res;
     res?.setHeader('X-Key-RateLimit-Limit', String(limit));
-    res?.setHeader('X-Key-RateLimit-Remaining', String(Math.max(0, limit - cur.count)));
+    res?.setHeader('X-Key-RateLimit-Remaining', String(take.remaining));
     res?.setHeader('X-Key-RateLimit-Reset', String(reset));
-    if (cur.count > limit) throw new TooManyRequests(`API key rate limit exceeded: ${limit} requests a minute`, reset - at.getTime() / 1000);
+    if (!take.allowed) throw new TooManyRequests(`API key rate limit exceeded: ${limit} requests in ${limits.window} s`, (take.resetAt - Date.now()) / 1000);
     if ((touched.get(row.id) ?? 0) < at.getTime() - 60_000) {
       bounded(touched, row.id, at.getTime());
       await db('api_keys').where({ id: row.id }).update({ last_used_at: at.toISOString() });
     }
     return { kind: 'api_key', id: row.id, tenantId: row.tenant_id, role: scopes.includes('write') || scopes.includes('execute') ? 'member' : 'viewer', scopes };
   };
-  return { entries: () => windows.size };
+  return { entries: () => touched.size };
 }

@@ -12,8 +12,9 @@ import type { Db } from '../../core/db';
  *   tax:payable           tax collected on invoices
  *   payable:<tenant>      what the platform owes a marketplace publisher
  *   expense:payment_fees  provider fees
+ * A refund debits what its charge credited and credits the cash it leaves by (refunds.ts).
  */
-export const TXN_KINDS = ['payment', 'charge', 'invoice'] as const;
+export const TXN_KINDS = ['payment', 'charge', 'invoice', 'refund'] as const;
 export type TxnKind = (typeof TXN_KINDS)[number];
 
 export interface Entry {
@@ -55,7 +56,7 @@ export class UnbalancedError extends Error {}
 
 export class Ledger {
   constructor(
-    private readonly db: Db,
+    readonly db: Db,
     private readonly now: () => Date,
   ) {}
 

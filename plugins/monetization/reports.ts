@@ -15,6 +15,7 @@ export async function revenue(s: BillingService, from: string, to: string, tenan
   const perTenant: Array<{ tenant_id: string; amount: number | string }> = await s.db('ledger_entries').whereRaw("substr(account, 1, 8) = 'revenue:'").andWhere({ currency: cur }).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).modify((q) => (tenantId ? q.where('tenant_id', tenantId) : q)).groupBy('tenant_id').select('tenant_id').sum({ amount: 'amount' });
   const cash = await s.ledger.sums({ prefix: 'cash:', from, to, currency: cur, tenantId });
   const payments: Array<{ amount: number | string | null; n: number | string }> = await s.db('ledger_transactions').where({ kind: 'payment', currency: cur }).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).modify((q) => (tenantId ? q.where('tenant_id', tenantId) : q)).sum({ amount: 'amount' }).count({ n: '*' });
+  const refunds: Array<{ amount: number | string | null; n: number | string }> = await s.db('ledger_transactions').where({ kind: 'refund', currency: cur }).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).modify((q) => (tenantId ? q.where('tenant_id', tenantId) : q)).sum({ amount: 'amount' }).count({ n: '*' });
   const payable = await s.ledger.sums({ prefix: 'payable:', from, to, currency: cur });
   const tax = await s.ledger.sums({ account: 'tax:payable', from, to, currency: cur, tenantId });
   return {
@@ -23,6 +24,8 @@ export async function revenue(s: BillingService, from: string, to: string, tenan
     byTenant: Object.fromEntries(perTenant.map((r) => [r.tenant_id as string, -Number(r.amount)])),
     paymentsReceived: Number(payments[0]?.amount ?? 0),
     paymentsCount: Number(payments[0]?.n ?? 0),
+    refunded: Number(refunds[0]?.amount ?? 0),
+    refundsCount: Number(refunds[0]?.n ?? 0),
     cashNet: cash.reduce((a, r) => a + r.amount, 0),
     publisherPayable: -payable.reduce((a, r) => a + r.amount, 0),
     taxCollected: -(tax[0]?.amount ?? 0),

@@ -7,6 +7,8 @@ import type { Deps } from './index';
 import { apiKeyView, createKey, keyView, SCOPES } from './keys';
 import { TXN_KINDS } from './ledger';
 import { IDEMPOTENCY_KEY, paymentBody, processPayment, transactionView, txnView } from './payments';
+import { money, moneySchema } from './money';
+import { processRefund, refundBody, refundTarget } from './refunds';
 import { svc, tenantMustExist } from './shared';
 
 export const page = { limit: z.coerce.number().int().min(1).max(500).default(100), cursor: z.string().max(200).optional() };
@@ -113,9 +115,33 @@ export function accountRoutes(route: RouteMaker<Deps>): RouteDef[] {
       },
     }),
     route({
+      method: 'post',
+      path: '/monetization/refunds',
+      summary: 'Refund a paid charge or closed invoice, in part or in full (admins; beyond the spec)',
+      description:
+        'amount (number or decimal string in the transaction\'s currency; absent = all still refundable) may not exceed what the tenant\'s payments cover of it ' +
+        '(oldest debit first) less earlier refunds: 409 REFUND_EXCEEDS_PAID, or NOTHING_REFUNDABLE. The ledger debits what the charge credited (revenue, publisher payable, tax) ' +
+        'in proportion and credits cash: the balance owed does not move. Idempotency-Key: a retry answers the first refund (Idempotent-Replayed: true); another request under a used key is 409.',
+      access: 'admin',
+      body: refundBody,
+      response: transactionView.extend({ replayed: z.boolean(), refunded_transaction_id: z.string(), paid: moneySchema, refunded: moneySchema, refundable: moneySchema }),
+      status: 201,
+      errors: [400, 404, 409, 422],
+      handler: async ({ body, caller, req, res, services }) => {
+        const key = idempotencyKey(req.get('idempotency-key') ?? undefined);
+        const ledger = svc(services).ledger;
+        const original = await refundTarget(ledger, body.transaction_id, null);
+        const { txn, replayed, state } = await processRefund(ledger, services.config, original, body, key, caller!.id);
+        if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+        else await services.actions.record({ source: 'manual', actor: caller!.id, action: 'refund', target_type: 'ledger_transaction', target_id: original.id, result: 'succeeded', tenant_id: original.tenant_id, detail: { refund_id: txn.id, amount: txn.amount, currency: txn.currency, reason: body.reason } });
+        const fmt = (m: number) => money(m, txn.currency, services.config.billing.currencies);
+        return { ...txnView(txn, services.config.billing.currencies), replayed, refunded_transaction_id: original.id, paid: fmt(state.paid), refunded: fmt(state.refunded), refundable: fmt(state.remaining) };
+      },
+    }),
+    route({
       method: 'get',
       path: '/monetization/payments',
-      summary: "Ledger transactions of the caller's tenant (payments, charges, invoices) with their entries, newest first",
+      summary: "Ledger transactions of the caller's tenant (payments, charges, invoices, refunds) with their entries, newest first",
       description: 'Admins see every tenant unless tenant_id is given.',
       access: 'viewer',
       query: z.object({ kind: z.enum(TXN_KINDS).optional(), tenant_id: z.string().min(1).max(64).optional(), ...page }),

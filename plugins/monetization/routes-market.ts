@@ -95,9 +95,9 @@ export function marketRoutes(route: RouteMaker<Deps>): RouteDef[] {
         if (price < 0) throw invalid(['body', 'price_per_run'], 'must not be negative');
         let steps: Step[];
         if (body.kind === 'workflow') {
-          // The workflows plugin's definitions table, read in the caller's tenant (another tenant's workflow is 404).
-          const def = await tenantScope(services.db, caller!).get('workflow_definitions', { id: body.workflow_id }, 'Workflow definition');
-          steps = (JSON.parse(String(def.steps)) as Step[]).map((s) => ({ id: s.id, kernel: s.kernel, task: s.task, input: s.input }));
+          // Another tenant's workflow is 404.
+          const def = await services.workflows.definition(caller!, body.workflow_id);
+          steps = (def.steps as Step[]).map((s) => ({ id: s.id, kernel: s.kernel, task: s.task, input: s.input }));
           if (!steps.length) throw invalid(['body', 'workflow_id'], 'the workflow has no steps');
         } else {
           try {

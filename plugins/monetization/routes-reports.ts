@@ -33,7 +33,7 @@ export function reportRoutes(route: RouteMaker<Deps>): RouteDef[] {
       summary: 'Revenue from the ledger over a window (admins): by kind and tenant, payments received, publisher payable, tax',
       access: 'admin',
       query: z.object(windowQuery),
-      response: z.object({ currency: z.string(), total: moneySchema, by_kind: z.record(z.string(), moneySchema), by_tenant: z.record(z.string(), moneySchema), payments_received: moneySchema, payments: z.number().int(), publisher_payable: moneySchema, tax_collected: moneySchema, ...analysis }),
+      response: z.object({ currency: z.string(), total: moneySchema, by_kind: z.record(z.string(), moneySchema), by_tenant: z.record(z.string(), moneySchema), payments_received: moneySchema, payments: z.number().int(), refunded: moneySchema, refunds: z.number().int(), publisher_payable: moneySchema, tax_collected: moneySchema, ...analysis }),
       errors: [422],
       handler: async ({ query, services }) => {
         const s = svc(services);
@@ -42,9 +42,9 @@ export function reportRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const fmt = (m: number) => money(m, s.config.billing.currency, s.config.billing.currencies);
         const map = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, fmt(v)]));
         return {
-          currency: s.config.billing.currency, total: fmt(r.total), by_kind: map(r.byKind), by_tenant: map(r.byTenant), payments_received: fmt(r.paymentsReceived), payments: r.paymentsCount,
+          currency: s.config.billing.currency, total: fmt(r.total), by_kind: map(r.byKind), by_tenant: map(r.byTenant), payments_received: fmt(r.paymentsReceived), payments: r.paymentsCount, refunded: fmt(r.refunded), refunds: r.refundsCount,
           publisher_payable: fmt(r.publisherPayable), tax_collected: fmt(r.taxCollected),
-          method: 'sum of credits to revenue:* ledger accounts in the window (plan, usage and add-on revenue is posted when a month is invoiced; marketplace runs when they run)',
+          method: 'sum of credits less debits (refunds) to revenue:* ledger accounts in the window (plan, usage and add-on revenue is posted when a month is invoiced; marketplace runs when they run)',
           window: w, inputs: ['ledger_entries', 'ledger_transactions'],
         };
       },
@@ -103,19 +103,22 @@ export function reportRoutes(route: RouteMaker<Deps>): RouteDef[] {
     route({
       method: 'get',
       path: '/monetization/dashboard/billing/{tenant_id}',
-      summary: "A tenant's billing at a glance: plan, balance owed, this month's invoice so far, payments and usage",
+      summary: "A tenant's billing at a glance: plan, balance owed, this month's invoice so far, payments, refunds and usage",
       access: 'viewer',
       params: tenantParams,
       response: z.object({
         tenant_id: z.string(), plan: z.string(), addons: z.array(z.string()), balance: moneySchema, current_invoice: z.object({ period: z.string(), subtotal: moneySchema, total: moneySchema, lines: z.number().int() }),
-        payments_30d: z.object({ count: z.number().int(), amount: moneySchema }), usage_month: z.record(z.string(), z.number()), active_api_keys: z.number().int(),
+        payments_30d: z.object({ count: z.number().int(), amount: moneySchema }), refunds_30d: z.object({ count: z.number().int(), amount: moneySchema }), usage_month: z.record(z.string(), z.number()), active_api_keys: z.number().int(),
       }),
       errors: [404],
       handler: async ({ params, caller, services }) => {
         const { s, scope, ent, now, period } = await tenantMonth(services, caller!, params.tenant_id);
         const inv = await s.invoicer.invoice(scope.tenantId, period);
         const since = new Date(now.getTime() - 30 * DAY).toISOString();
-        const pay = await services.db('ledger_transactions').where({ tenant_id: scope.tenantId, kind: 'payment', currency: s.config.billing.currency }).andWhere('created_at', '>=', since).count({ n: '*' }).sum({ a: 'amount' });
+        const of = async (kind: string) => {
+          const r = await services.db('ledger_transactions').where({ tenant_id: scope.tenantId, kind, currency: s.config.billing.currency }).andWhere('created_at', '>=', since).count({ n: '*' }).sum({ a: 'amount' });
+          return { count: Number(r[0]?.n ?? 0), amount: money(Number(r[0]?.a ?? 0), s.config.billing.currency, s.config.billing.currencies) };
+        };
         const usage: Record<string, number> = {};
         for (const r of await s.usage.query({ tenantId: scope.tenantId, from: monthBounds(period).start.toISOString(), to: now.toISOString(), granularity: 'total' })) {
           if (r.metric !== 'request_latency') usage[r.metric] = (usage[r.metric] ?? 0) + r.quantity;
@@ -123,7 +126,7 @@ export function reportRoutes(route: RouteMaker<Deps>): RouteDef[] {
         const keys = await scope.select('api_keys').whereNull('revoked_at').andWhere((w) => w.whereNull('expires_at').orWhere('expires_at', '>', now.toISOString())).count({ n: '*' });
         return {
           tenant_id: scope.tenantId, plan: ent.plan, addons: ent.addons, balance: money((await s.balance(scope.tenantId)).minor, s.config.billing.currency, s.config.billing.currencies), current_invoice: { period, subtotal: inv.subtotal, total: inv.total, lines: inv.lines.length },
-          payments_30d: { count: Number(pay[0]?.n ?? 0), amount: money(Number(pay[0]?.a ?? 0), s.config.billing.currency, s.config.billing.currencies) }, usage_month: usage, active_api_keys: Number(keys[0]?.n ?? 0),
+          payments_30d: await of('payment'), refunds_30d: await of('refund'), usage_month: usage, active_api_keys: Number(keys[0]?.n ?? 0),
         };
       },
     }),

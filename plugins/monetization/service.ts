@@ -47,11 +47,12 @@ export class BillingService implements Billing {
     return { ...this.format(minorOf(inv.total)), plan_fee_minor: planFee };
   }
 
-  /** Ledger debits of the tenant's receivable in the window, plus the open month's unposted lines. */
+  /** Ledger debits of the tenant's receivable in the window less its refunds, plus the open month's unposted lines. */
   async spend(tenantId: string, from: string, to: string): Promise<Amount> {
     const cur = this.config.billing.currency;
     const rows = await this.db('ledger_entries').where({ tenant_id: tenantId, account: `receivable:${tenantId}`, currency: cur }).andWhere('amount', '>', 0).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).sum({ s: 'amount' });
-    let minor = Number(rows[0]?.s ?? 0);
+    const refunds = await this.db('ledger_transactions').where({ tenant_id: tenantId, kind: 'refund', currency: cur }).andWhere('created_at', '>=', from).andWhere('created_at', '<', to).sum({ s: 'amount' });
+    let minor = Number(rows[0]?.s ?? 0) - Number(refunds[0]?.s ?? 0);
     const now = this.now();
     const open = monthBounds(monthOf(now));
     if (to > open.start.toISOString() && from < now.toISOString()) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isPostgres } from '../../core/db';
 import type { Caller } from '../../core/roles';
-import type { Services } from '../../core/services';
+import type { Deps } from './deps';
 
 const stat = z.object({ type: z.string(), accepted: z.number(), duplicates: z.number(), rejected: z.number(), batches: z.number(), last_ingest_at: z.string() });
 
@@ -17,8 +17,8 @@ export const pipelineFiguresSchema = z.object({
  * the events), the events stored now, and their payload bytes. The size of the whole
  * table (every tenant) is shown to admins only.
  */
-export async function pipelineFigures(services: Pick<Services, 'db' | 'auth' | 'telemetry' | 'lifecycle' | 'actions'>, tenantId: string, caller: Caller): Promise<z.infer<typeof pipelineFiguresSchema>> {
-  const { store } = services.telemetry;
+export async function pipelineFigures(services: Pick<Deps, 'db' | 'events'>, tenantId: string, caller: Caller): Promise<z.infer<typeof pipelineFiguresSchema>> {
+  const { store } = services.events;
   const db = services.db;
   const [stats, stored] = await Promise.all([store.stats(tenantId), store.storedCounts(tenantId)]);
   const bytesExpr = isPostgres(db) ? 'SUM(octet_length(data))' : 'SUM(length(CAST(data AS BLOB)))';

@@ -1,10 +1,14 @@
 import { z } from 'zod';
 import { Unavailable } from '../../core/errors';
 import { timed } from '../../core/health';
-import { definePlugin, type RouteMaker } from '../../core/plugin';
+import { definePlugin, provide, type RouteMaker } from '../../core/plugin';
+import { core } from '../../core/services';
 import { deps, type Deps } from './deps';
-import { EVENT_SPECS, EVENT_TYPES, scopeTenant, type EventType } from '../../core/telemetry';
-import { specSchema } from '../../core/telemetry/validate';
+import { EVENT_TYPES, scopeTenant, telemetryStoreRef, type EventType } from '../../core/contracts/telemetry';
+import { EVENT_SPECS } from './store/events';
+import { specSchema } from './store/validate';
+import { TelemetryEvents, telemetryMigrations } from './store';
+import { eventStoreRef } from './store/ref';
 import { keyMigrations, keyRoutes, registerAuthenticator } from './keys';
 import { queryRoutes } from './query';
 import { pipelineFigures, pipelineFiguresSchema } from './figures';
@@ -23,6 +27,7 @@ const DESCRIPTIONS: Record<EventType, string> = {
   policy: 'A policy decision: policy_id, decision required; subject, reason, duration_ms optional.',
   outcome: 'An outcome: name, result (success, failure, partial, unknown) required; value, unit optional.',
   evaluation: 'An evaluation: metric, score required; evaluator, model, passed, threshold optional.',
+  span: 'Any other span of a trace (what the OTLP receiver stores for spans that are not LLM calls or kernel tasks): trace_id, span_id, name, duration_ms required; span_kind, service, scope, status_message optional.',
 };
 
 /**
@@ -50,14 +55,14 @@ function ingestRoute(route: RouteMaker<Deps>, type: EventType) {
     summary: `Ingest ${type} telemetry: one event, or {events: [...]} (at most telemetry.maxBatch)`,
     description:
       `${DESCRIPTIONS[type]} Every event may carry id, trace_id (32 hex), span_id (16 hex), parent_span_id, timestamp, ` +
-      'status, error_type, kernel and attributes. A repeated id is stored once (counted in duplicates). Invalid events of a batch ' +
+      'status, error_type, kernel, attributes and resource (the emitter\'s resource attributes). A repeated id is stored once (counted in duplicates). Invalid events of a batch ' +
       'are reported by index; the rest is stored in one transaction before the answer. Bearer token or ingest key (X-Ingest-Key).',
     access: 'member',
     body: ingestBody(type),
     response: ingestResponse,
     status: 202,
     errors: [413],
-    handler: async ({ body, caller, services }) => services.telemetry.ingest(type, caller!.tenantId, body),
+    handler: async ({ body, caller, services }) => services.telemetryStore.ingest(type, caller!.tenantId, body),
   });
 }
 
@@ -65,7 +70,14 @@ export default definePlugin({
   id: 'observability',
   prefix: '/observability',
   deps,
-  migrations: keyMigrations,
+  provides: [
+    provide(eventStoreRef, {
+      deps: { config: core.config, db: core.db, telemetry: core.telemetry },
+      factory: (d) => new TelemetryEvents(d.config, d.db, d.telemetry),
+    }),
+    provide(telemetryStoreRef, { deps: { events: eventStoreRef }, factory: ({ events }) => events }),
+  ],
+  migrations: [...keyMigrations, ...telemetryMigrations],
   start(services) {
     registerAuthenticator(services);
     // Ingest keys appear in the tenant security report's key review, when security runs.

@@ -7,7 +7,7 @@ import { Conflict, Forbidden, NotFound, Unauthorized } from '../../core/errors';
 import type { RouteMaker } from '../../core/plugin';
 import type { Deps } from './deps';
 import type { Caller } from '../../core/roles';
-import { scopeTenant } from '../../core/telemetry';
+import { scopeTenant } from '../../core/contracts/telemetry';
 
 // Ingest keys: long-lived credentials for pipelines (which are not users). A key belongs to
 // one tenant, is shown once at creation, is stored only as its SHA-256, may call only the
@@ -15,6 +15,8 @@ import { scopeTenant } from '../../core/telemetry';
 
 export const KEY_PREFIX = 'pcik_';
 const INGEST_ROUTES = '/observability/v1/ingest/';
+/** The OTLP receiver's export routes (plugin otlp): pipelines send there with the same keys. */
+const OTLP_EXPORTS = new Set(['/otlp/v1/traces', '/otlp/v1/metrics', '/otlp/v1/logs', '/v1/traces', '/v1/metrics', '/v1/logs']);
 
 export const keyMigrations: Migration[] = [
   {
@@ -51,10 +53,15 @@ const keySchema = z.object({
 type KeyRow = z.infer<typeof keySchema> & { key_hash: string };
 const publicKey = ({ key_hash: _h, ...rest }: KeyRow) => rest;
 
-/** The key of a request: `X-Ingest-Key: pcik_...` or `Authorization: Bearer pcik_...`. */
+/**
+ * The key of a request: `X-Ingest-Key: pcik_...`, `X-API-Key: pcik_...` (what collectors'
+ * exporters are usually configured with) or `Authorization: Bearer pcik_...`.
+ */
 function presentedKey(headers: Record<string, string | string[] | undefined>): string | null {
   const own = headers['x-ingest-key'];
   if (typeof own === 'string' && own) return own.trim();
+  const api = headers['x-api-key'];
+  if (typeof api === 'string' && api.trim().startsWith(KEY_PREFIX)) return api.trim();
   const auth = headers.authorization;
   const m = typeof auth === 'string' ? /^bearer\s+(pcik_\S+)$/i.exec(auth.trim()) : null;
   return m ? m[1] : null;
@@ -74,7 +81,7 @@ export function registerAuthenticator(services: Deps): void {
     const row = (await db('ingest_keys').where({ key_hash: hash(key) }).first()) as KeyRow | undefined;
     if (!row || row.revoked_at) throw new Unauthorized('Invalid or revoked ingest key');
     const route = (req.res?.locals.route as string | undefined) ?? '';
-    if (!route.startsWith(INGEST_ROUTES)) throw new Forbidden('An ingest key may only call the ingest endpoints');
+    if (!route.startsWith(INGEST_ROUTES) && !OTLP_EXPORTS.has(route)) throw new Forbidden('An ingest key may only call the ingest and OTLP export endpoints');
     const now = Date.now();
     if ((touched.get(row.id) ?? 0) < now - 60_000) {
       touched.set(row.id, now);

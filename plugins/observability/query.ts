@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { RouteMaker } from '../../core/plugin';
 import type { Deps } from './deps';
-import { EVENT_TYPES, fromRow, scopeTenant, traceSchema, traceTree, windowMetrics } from '../../core/telemetry';
+import { EVENT_TYPES, scopeTenant, windowMetrics } from '../../core/contracts/telemetry';
+import { fromRow } from './store/events';
+import { traceSchema, traceTree } from './store/trace';
 
 const iso = z.iso.datetime({ offset: true });
 const tenant = z.string().min(1).max(64).optional().describe('Another tenant (admins only)');
@@ -29,7 +31,7 @@ export const queryRoutes = (route: RouteMaker<Deps>) => [
     handler: async ({ query, caller, services }) => {
       const tenantId = scopeTenant(caller!, query.tenant_id);
       const norm = (s?: string) => (s ? new Date(s).toISOString() : undefined);
-      const page = await services.telemetry.store.list({
+      const page = await services.events.store.list({
         tenantId,
         type: query.type,
         since: norm(query.since),
@@ -53,7 +55,7 @@ export const queryRoutes = (route: RouteMaker<Deps>) => [
     query: z.object({ tenant_id: tenant }),
     response: traceSchema,
     errors: [403, 404],
-    handler: async ({ params, query, caller, services }) => traceTree(services.telemetry.store, scopeTenant(caller!, query.tenant_id), params.trace_id),
+    handler: async ({ params, query, caller, services }) => traceTree(services.events.store, scopeTenant(caller!, query.tenant_id), params.trace_id),
   }),
   route({
     method: 'get',

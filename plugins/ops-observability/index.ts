@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { actionRecordSchema } from '../../core/actions';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
-import { checkedWindow, llmMetrics, llmMetricsSchema, scopeTenant, windowMetrics } from '../../core/telemetry';
+import { checkedWindow, llmMetricsSchema, scopeTenant, telemetryStoreRef, windowMetrics } from '../../core/contracts/telemetry';
 import { hostFigures, hostSchema } from './host';
 
 // The operator's side of the telemetry store (/ops/observability/*): the same aggregates as
@@ -16,7 +16,7 @@ const actionSchema = actionRecordSchema;
 export default definePlugin({
   id: 'ops-observability',
   prefix: '/ops/observability',
-  deps: { db: core.db, telemetry: core.telemetry, actions: core.actions, health: core.health },
+  deps: { db: core.db, telemetry: core.telemetry, telemetryStore: telemetryStoreRef, actions: core.actions, health: core.health },
   routes: (route) => [
     route({
       method: 'get',
@@ -34,22 +34,15 @@ export default definePlugin({
       errors: [403],
       handler: async ({ query, caller, services }) => {
         const w = checkedWindow(query, scopeTenant(caller!, query.tenant_id));
-        const db = services.db;
-        const rows = await db('telemetry_events')
-          .select('type')
-          .count({ n: '*' })
-          .where('tenant_id', w.tenantId)
-          .andWhere('ts', '>=', w.since)
-          .andWhere('ts', '<', w.until)
-          .groupBy('type');
+        const store = services.telemetryStore;
         // Admins see the whole platform's ingest; operators their tenant's.
         const platform = caller!.kind === 'user' && caller!.role === 'admin' && !query.tenant_id;
-        const stats = await services.telemetry.store.stats(platform ? null : w.tenantId);
+        const stats = await store.stats(platform ? null : w.tenantId);
         const sum = (k: 'accepted' | 'duplicates' | 'rejected' | 'batches') => stats.reduce((a, s) => a + s[k], 0);
-        const llm = await llmMetrics(db, w, []);
+        const llm = await store.llmMetrics(w, []);
         return {
           window: { tenant_id: w.tenantId, since: w.since, until: w.until },
-          events_by_type: Object.fromEntries(rows.map((r: Record<string, unknown>) => [String(r.type), Number(r.n)])),
+          events_by_type: await store.countsByType(w),
           ingest: { scope: platform ? ('platform' as const) : ('tenant' as const), accepted: sum('accepted'), duplicates: sum('duplicates'), rejected: sum('rejected'), batches: sum('batches') },
           llm: llm.totals,
           host: await hostFigures(services),

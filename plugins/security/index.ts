@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PLATFORM_TENANT } from '../../core/auth/store';
+import { accountsRef } from '../../core/contracts/accounts';
 import { securityRef, type SecurityService } from '../../core/contracts/security';
 import { invalid, NotFound, StateConflict, Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
@@ -13,7 +14,7 @@ import * as s from './schemas';
 import { SecurityCore } from './service';
 import { actionOf, eventOf, findingOf } from './store';
 
-const deps = { db: core.db, clock: core.clock, actions: core.actions, sec: securityRef };
+const deps = { db: core.db, clock: core.clock, actions: core.actions, sec: securityRef, accounts: accountsRef };
 
 /** The plugin's own routes reach past the interface to the store, responder and predictive runner. */
 function internals(sec: SecurityService): SecurityCore {
@@ -40,7 +41,7 @@ export default definePlugin({
   migrations: securityMigrations,
   provides: [
     provide(securityRef, {
-      deps: { db: core.db, events: core.events, actions: core.actions, log: core.log, accounts: core.accounts, auth: core.auth, mesh: core.mesh, clock: core.clock },
+      deps: { db: core.db, events: core.events, actions: core.actions, log: core.log, accounts: accountsRef, auth: core.auth, mesh: core.mesh, clock: core.clock },
       factory: (d) => new SecurityCore(d),
       start: (svc) => (svc as SecurityCore).start(),
       stop: (svc) => (svc as SecurityCore).stop(),
@@ -167,7 +168,7 @@ export default definePlugin({
       handler: async ({ params, caller, services }) => {
         tenantFilter(caller!, params.tenant_id);
         if (!(await services.db('tenants').where({ id: params.tenant_id }).first('id'))) throw new NotFound('Tenant not found', 'TENANT_NOT_FOUND');
-        return tenantReport(services.db, params.tenant_id, services.clock.now(), internals(services.sec).keySources);
+        return tenantReport(services.db, services.accounts, params.tenant_id, services.clock.now(), internals(services.sec).keySources);
       },
     }),
   ],

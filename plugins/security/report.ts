@@ -1,3 +1,4 @@
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { Finding, KeySource } from '../../core/contracts/security';
 import type { Db } from '../../core/db';
 import type { Knex } from 'knex';
@@ -54,7 +55,7 @@ export async function metrics(db: Db, f: TenantFilter, from: string, to: string)
 }
 
 /** One tenant's posture: findings, responses, keys that want attention, users without a recent login. */
-export async function tenantReport(db: Db, tenantId: string, now: Date, keySources: KeySource[]) {
+export async function tenantReport(db: Db, accounts: AccountsService, tenantId: string, now: Date, keySources: KeySource[]) {
   const since = new Date(now.getTime() - 30 * DAY).toISOString();
   const f = { tenantId, platform: false };
   const active = (await scoped(db('security_findings'), f).whereIn('state', ['open', 'acknowledged']).orderBy('created_at', 'desc').limit(100)).map(findingOf);
@@ -74,8 +75,7 @@ export async function tenantReport(db: Db, tenantId: string, now: Date, keySourc
     }
   }
   const users = await db('users').where({ tenant_id: tenantId }).select('id', 'email', 'role', 'created_at');
-  const logins: Array<{ user_id: string; last: string }> = await db('refresh_tokens').where({ tenant_id: tenantId }).select('user_id').max({ last: 'created_at' }).groupBy('user_id');
-  const last = new Map(logins.map((r) => [r.user_id, r.last]));
+  const last = await accounts.lastSignIns(tenantId);
   const inactive = users
     .map((u) => ({ id: u.id as string, email: u.email as string, role: u.role as string, last_login_at: last.get(u.id) ?? null }))
     .filter((u) => !u.last_login_at || u.last_login_at < since);

@@ -1,4 +1,4 @@
-import type { Accounts } from '../../core/auth/accounts';
+import type { AccountsService } from '../../core/contracts/accounts';
 import { PLATFORM_TENANT } from '../../core/auth/store';
 import type { NewSecurityAction, SecurityAction } from '../../core/contracts/security';
 import type { Db } from '../../core/db';
@@ -31,7 +31,7 @@ export class Responder {
   constructor(
     private readonly db: Db,
     private readonly store: SecurityStore,
-    private readonly accounts: Accounts,
+    private readonly accounts: AccountsService,
     private readonly mesh: Mesh,
     private readonly now: () => Date,
   ) {}
@@ -64,7 +64,7 @@ export class Responder {
 
   private async block(user: UserRow, kind: Block['kind'], seconds: number | null, base: Omit<NewSecurityAction, 'action' | 'target_type' | 'target_id' | 'result' | 'tenant_id'>): Promise<SecurityAction> {
     const until = seconds === null ? null : new Date(this.now().getTime() + seconds * 1000).toISOString();
-    await this.accounts.sessions.endAllForUser({ id: user.id, tenantId: user.tenant_id });
+    await this.accounts.endAllSessions({ id: user.id, tenantId: user.tenant_id });
     const action = await this.store.recordAction({
       ...base,
       tenant_id: user.tenant_id,
@@ -91,7 +91,7 @@ export class Responder {
   }
 
   async revokeSessions(user: UserRow, base: Omit<NewSecurityAction, 'action' | 'target_type' | 'target_id' | 'result' | 'tenant_id'>): Promise<SecurityAction> {
-    await this.accounts.sessions.endAllForUser({ id: user.id, tenantId: user.tenant_id });
+    await this.accounts.endAllSessions({ id: user.id, tenantId: user.tenant_id });
     return this.store.recordAction({ ...base, tenant_id: user.tenant_id, action: 'revoke_sessions', target_type: 'user', target_id: user.id, result: 'succeeded', undoable: false, detail: { ...(base.detail ?? {}), email: user.email } });
   }
 

@@ -82,6 +82,12 @@ export const RULES: Rule[] = [
     categories: ['netsec.sip_scan', 'netsec.sip_bruteforce', 'netsec.toll_fraud'], min_severity: 'info', group_by: 'address',
     threshold: 1, window_seconds: 3600, severity: 'high', response: null,
   },
+  {
+    // One finding per leaking route (the actor is `METHOD /path`), raised by the attack simulation.
+    id: 'stability-isolation-leak', version: 1, title: 'Tenant isolation leak found by the attack simulation',
+    categories: ['stability.isolation_leak'], min_severity: 'critical', group_by: 'actor',
+    threshold: 1, window_seconds: 86400, severity: 'critical', response: null,
+  },
 ];
 
 export function severityRank(s: Severity): number {

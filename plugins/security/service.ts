@@ -1,6 +1,6 @@
 import type { ActionLog } from '../../core/actions';
-import type { Accounts } from '../../core/auth/accounts';
 import type { AuthService } from '../../core/auth/service';
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { KeySource, NewSecurityAction, SecurityService } from '../../core/contracts/security';
 import type { Db } from '../../core/db';
 import type { EventBus } from '../../core/events';
@@ -21,7 +21,7 @@ export interface SecurityDeps {
   events: EventBus;
   actions: ActionLog;
   log: Logger;
-  accounts: Accounts;
+  accounts: AccountsService;
   auth: AuthService;
   mesh: Mesh;
   clock: { now(): Date };

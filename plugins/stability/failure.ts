@@ -2,7 +2,10 @@ import { z } from 'zod';
 import type { Db } from '../../core/db';
 import { HttpError, NotFound } from '../../core/errors';
 import { callSelf } from '../../core/http/loopback';
+import type { Inference, NewChain } from '../../core/contracts/insights';
 import type { Caller } from '../../core/roles';
+
+export const ANALYSIS_AGENT = 'failure-analysis';
 
 export const failureBody = z.object({
   kind: z.enum(['task', 'workflow', 'incident']),
@@ -109,7 +112,7 @@ export async function analyze(db: Db, caller: Caller, body: z.output<typeof fail
   const causes = await causesAround(db, focus, lookback);
   const all = [...chain, ...causes].sort((a, b) => a.at.localeCompare(b.at));
   const suspects = causes.filter((c) => c.at <= focus.at);
-  return {
+  const report = {
     subject: { kind: body.kind, id: body.id, failed },
     kernel_id: focus.kernel,
     node_id: focus.node,
@@ -118,5 +121,33 @@ export async function analyze(db: Db, caller: Caller, body: z.output<typeof fail
     method: 'walk back from the failure over stored records of the same kernel and node: health changes, breaker and control actions, chaos experiments and earlier task errors in the lookback window, ordered by time',
     window: { since: new Date(Date.parse(focus.at) - lookback).toISOString(), until: focus.at },
     inputs: ['task_outcomes', 'health_incidents', 'actions', 'chaos_experiments', ...(body.kind === 'workflow' ? ['GET /ops/workflows/{execution_id}'] : []), ...(body.kind === 'incident' ? ['GET /ops/incidents/{incident_id}'] : [])],
+  };
+  return { report, failure: chain, suspects };
+}
+
+/**
+ * An analysis as an insight chain: each record it found is an observation (one occurrence,
+ * with its summary and evidence), the failure and the first suspect are inferences over them.
+ * It recommends no change: its decision is `answered`.
+ */
+export function analysisChain(a: Awaited<ReturnType<typeof analyze>>, caller: Caller, at: string): NewChain {
+  const { report: r, failure, suspects } = a;
+  const links = [...failure, ...suspects];
+  const observations = links.map((l, i) => ({ id: `o${i + 1}`, metric: `evidence.${l.kind}`, params: { at: l.at }, value: 1, detail: { summary: l.summary, evidence: l.evidence }, at: l.at }));
+  const ids = (ls: Link[]) => ls.map((l) => observations[links.indexOf(l)].id);
+  const inferences: Inference[] = [{ id: 'i1', text: `${r.subject.kind} ${r.subject.id} ${r.subject.failed ? 'failed' : 'did not fail'}: ${failure.map((l) => l.summary).join('; ')}`, from: ids(failure) }];
+  if (suspects.length) {
+    inferences.push({ id: 'i2', text: `${suspects.length} candidate cause(s) on ${r.kernel_id ?? 'the kernel'}${r.node_id ? `/${r.node_id}` : ''} in the window before the failure`, from: ids(suspects) });
+    inferences.push({ id: 'i3', text: `first suspect: ${suspects[0].summary}`, from: ids([suspects[0]]) });
+  }
+  return {
+    tenant_id: caller.tenantId,
+    agent_id: ANALYSIS_AGENT,
+    topic: `failure_analysis:${r.subject.kind}`,
+    summary: (suspects.length ? `${r.subject.kind} ${r.subject.id}: first suspect ${suspects[0].summary}` : `${r.subject.kind} ${r.subject.id}: no candidate cause in the window`).slice(0, 500),
+    observations,
+    inferences,
+    recommendation: null,
+    decision: { state: 'answered', by: caller.id, at },
   };
 }

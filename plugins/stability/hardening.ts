@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { verifyPassword } from '../../core/auth/passwords';
 import { isPostgres } from '../../core/db';
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { Services } from '../../core/services';
 
 export type CheckStatus = 'pass' | 'fail' | 'warn';
@@ -31,7 +31,7 @@ const WELL_KNOWN = ['changeme', 'secret', 'password', 'jwt-secret', 'your-256-bi
  * Runs each check against this deployment: configuration (values never shown, only their
  * shape), the stored admin account, and real answers of this host over loopback HTTP.
  */
-export async function validate(services: Pick<Services, 'config' | 'db'>, base: string, token: string, viaHttps: boolean): Promise<CheckResult[]> {
+export async function validate(services: Pick<Services, 'config' | 'db'> & { accounts: AccountsService }, base: string, token: string, viaHttps: boolean): Promise<CheckResult[]> {
   const cfg = services.config;
   const out: CheckResult[] = [];
   const add = (id: string, status: CheckStatus, evidence: Record<string, unknown>, remedy: string | null) => out.push({ id, title: CHECKS.find((c) => c.id === id)!.title, status, evidence, remedy });
@@ -45,11 +45,10 @@ export async function validate(services: Pick<Services, 'config' | 'db'>, base: 
     add('jwt_secret', 'warn', { source: 'generated at first start', file, file_exists: fs.existsSync(file) }, 'set JWT_SECRET so that every host shares one managed secret');
   }
 
-  const admin = await services.db('users').where({ email: cfg.auth.adminEmail }).first('password_hash');
-  if (!admin) add('admin_password_changed', 'pass', { admin_email: cfg.auth.adminEmail, account: 'absent' }, null);
+  if (!(await services.db('users').where({ email: cfg.auth.adminEmail }).first('id'))) add('admin_password_changed', 'pass', { admin_email: cfg.auth.adminEmail, account: 'absent' }, null);
   else if (!cfg.auth.adminPassword) add('admin_password_changed', 'pass', { admin_email: cfg.auth.adminEmail, configured_password: false }, null);
   else {
-    const same = await verifyPassword(admin.password_hash, cfg.auth.adminPassword);
+    const same = (await services.accounts.passwordMatches(cfg.auth.adminEmail, cfg.auth.adminPassword)) === true;
     add('admin_password_changed', same ? 'fail' : 'pass', { admin_email: cfg.auth.adminEmail, still_configured_password: same }, same ? 'change the admin password (POST /auth/password) and remove ADMIN_PASSWORD' : null);
   }
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { createUser } from '../../core/auth/store';
 import type { AuthService } from '../../core/auth/service';
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { Db } from '../../core/db';
 import { callSelf, type LoopbackReply } from '../../core/http/loopback';
 import { ROLES, type Role } from '../../core/roles';
@@ -34,6 +34,12 @@ interface Op {
 const SKIP = [/^\/stability\//, /^\/auth\//, /^\/contact\//, /^\/webhooks\//];
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
+/** A body schema that is a reference to a component (kernel task inputs), looked up. */
+function resolved(doc: Json, schema: Json | undefined): Json | undefined {
+  const ref = typeof schema?.$ref === 'string' ? (schema.$ref as string) : null;
+  return ref?.startsWith('#/components/schemas/') ? (doc.components?.schemas?.[ref.slice('#/components/schemas/'.length)] as Json | undefined) : schema;
+}
+
 function opsOf(doc: Json): Op[] {
   const out: Op[] = [];
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Json)) {
@@ -41,7 +47,8 @@ function opsOf(doc: Json): Op[] {
     for (const [method, op] of Object.entries(item as Json)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
       const content = op.requestBody?.content ?? {};
-      out.push({ method: method.toUpperCase(), path, access: op['x-access'] ?? 'authenticated', params: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!), body: content['application/json']?.schema, creates: Boolean(op.responses?.['201']) });
+      const body = content['application/json']?.schema as Json | undefined;
+      out.push({ method: method.toUpperCase(), path, access: op['x-access'] ?? 'authenticated', params: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!), body: resolved(doc, body), creates: Boolean(op.responses?.['201']) });
     }
   }
   return out;
@@ -60,12 +67,12 @@ function forged(tenantId: string, userId: string): string {
   return `${head}.${body}.${sig}`;
 }
 
-async function scratchTenant(db: Db, auth: AuthService, name: string, roles: Role[]) {
+async function scratchTenant(db: Db, auth: AuthService, accounts: AccountsService, name: string, roles: Role[]) {
   await db('tenants').insert({ id: name, name: `isolation scratch ${name}`, plan: 'enterprise', domains: '[]', created_at: new Date().toISOString() });
   const tokens = {} as Record<Role, { token: string; id: string }>;
   for (const role of roles) {
     const email = `${role}@${name}.isolation.test`;
-    const u = await createUser(db, { tenantId: name, email, name: `${role} of ${name}`, role, password: crypto.randomBytes(24).toString('base64url') });
+    const u = await accounts.createUser({ tenantId: name, email, name: `${role} of ${name}`, role, password: crypto.randomBytes(24).toString('base64url') });
     tokens[role] = { token: auth.sign({ id: u.id, tenantId: name, role, email }, 900).token, id: u.id };
   }
   return tokens;
@@ -93,10 +100,10 @@ async function removeScratch(db: Db, tenants: string[]): Promise<boolean> {
  * what it sees; tenant B then tries every route with A's ids (BOLA), every list for A's ids,
  * every route above its role (BFLA), forged tokens, and guessed ids, all through real HTTP.
  */
-export async function attack(db: Db, auth: AuthService, base: string, onProgress: (done: number) => void) {
+export async function attack(db: Db, auth: AuthService, accounts: AccountsService, base: string, onProgress: (done: number) => void) {
   const tag = crypto.randomBytes(4).toString('hex');
-  const a = { id: `iso-a-${tag}`, ...(await scratchTenant(db, auth, `iso-a-${tag}`, ['viewer', 'member', 'operator'])) };
-  const b = { id: `iso-b-${tag}`, ...(await scratchTenant(db, auth, `iso-b-${tag}`, ['viewer', 'operator'])) };
+  const a = { id: `iso-a-${tag}`, ...(await scratchTenant(db, auth, accounts, `iso-a-${tag}`, ['viewer', 'member', 'operator'])) };
+  const b = { id: `iso-b-${tag}`, ...(await scratchTenant(db, auth, accounts, `iso-b-${tag}`, ['viewer', 'operator'])) };
   const doc = (await callSelf(base, 'GET', '/openapi.json')).body as Json;
   const ops = opsOf(doc);
   const attempts: Attempt[] = [];

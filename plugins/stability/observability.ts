@@ -1,6 +1,6 @@
-import type { Services } from '../../core/services';
+import type { Deps } from './deps';
 
-type S = Pick<Services, 'db' | 'mesh' | 'config'>;
+type S = Pick<Deps, 'db' | 'mesh' | 'config' | 'telemetryStore'>;
 
 /**
  * How well each kernel is observed, for the caller's tenant: traces (kernel telemetry
@@ -10,7 +10,8 @@ type S = Pick<Services, 'db' | 'mesh' | 'config'>;
  * Each missing dimension names the change that would add it.
  */
 export async function score(s: S, tenantId: string) {
-  const since = new Date(Date.now() - 86_400_000).toISOString();
+  const until = new Date().toISOString();
+  const since = new Date(Date.parse(until) - 86_400_000).toISOString();
   const hasAlerts = (await s.db.schema.hasTable('alert_subscriptions'))
     ? (await s.db('alert_subscriptions').where({ tenant_id: tenantId }).select('event_types')).some((r) => {
         const types = JSON.parse(r.event_types) as string[];
@@ -19,7 +20,7 @@ export async function score(s: S, tenantId: string) {
     : false;
   const kernels = [];
   for (const k of s.mesh.kernels()) {
-    const [{ traces }] = await s.db('telemetry_events').where({ tenant_id: tenantId, kernel: k.id }).andWhere('ts', '>=', since).count({ traces: '*' });
+    const traces = s.telemetryStore ? await s.telemetryStore.count({ tenantId, since, kernel: k.id }) : 0;
     const [{ tasks }] = await s.db('task_outcomes').where({ kernel_id: k.id }).andWhere('at', '>=', since).count({ tasks: '*' });
     const dims = [
       { id: 'traces', present: Number(traces) > 0, evidence: { kernel_events_24h: Number(traces) }, change: `ingest kernel telemetry with kernel="${k.id}" (POST /observability/v1/ingest/kernel)` },
@@ -35,7 +36,7 @@ export async function score(s: S, tenantId: string) {
     overall: kernels.length ? Math.round(kernels.reduce((a, k) => a + k.score, 0) / kernels.length) : 0,
     kernels,
     method: 'per kernel, the share of five observed dimensions present (each 20 points); overall is the mean over kernels',
-    window: { since, until: new Date().toISOString() },
+    window: { since, until },
     inputs: ['telemetry_events (kernel, tenant)', 'task_outcomes', 'config slo.domains', 'alert_subscriptions', 'mesh node health'],
   };
 }

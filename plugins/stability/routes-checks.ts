@@ -4,7 +4,7 @@ import { bearerOf, selfUrl } from '../../core/http/loopback';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
 import { consistencyReport } from './consistency';
 import type { Deps } from './deps';
-import { analyze, failureBody } from './failure';
+import { analysisChain, analyze, failureBody } from './failure';
 import { CHECKS, validate } from './hardening';
 import { score } from './observability';
 import { readiness } from './readiness';
@@ -47,11 +47,20 @@ export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     summary: 'The causal chain of a failed task, workflow execution or incident, from task outcomes, health changes, actions and chaos experiments',
     access: 'viewer',
     body: failureBody,
-    response: z.object({ subject: z.object({ kind: z.string(), id: z.string(), failed: z.boolean() }), kernel_id: z.string().nullable(), node_id: z.string().nullable(), chain: z.array(z.object({ at: z.string(), kind: z.string(), summary: z.string(), evidence: json })), first_suspect: json.nullable(), ...analysis }),
+    response: z.object({
+      subject: z.object({ kind: z.string(), id: z.string(), failed: z.boolean() }),
+      kernel_id: z.string().nullable(),
+      node_id: z.string().nullable(),
+      chain: z.array(z.object({ at: z.string(), kind: z.string(), summary: z.string(), evidence: json })),
+      first_suspect: json.nullable(),
+      insight_chain_id: z.string().nullable().describe('The analysis recorded as an insight chain of agent failure-analysis (GET /agi/insight_chains/{id}); null without the agi plugin'),
+      ...analysis,
+    }),
     errors: [404, 422],
     handler: async ({ body, caller, req, services }) => {
-      const r = await analyze(services.db, caller!, body, selfUrl(req), bearerOf(req)!);
-      return { ...r, first_suspect: r.first_suspect as unknown as Record<string, unknown> | null };
+      const a = await analyze(services.db, caller!, body, selfUrl(req), bearerOf(req)!);
+      const chain = services.insights ? await services.insights.record(analysisChain(a, caller!, new Date().toISOString())) : null;
+      return { ...a.report, first_suspect: a.report.first_suspect as unknown as Record<string, unknown> | null, insight_chain_id: chain?.id ?? null };
     },
   }),
   route({

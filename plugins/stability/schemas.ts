@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobViewFields } from '../../core/jobs';
 import { RUN_KINDS, RUN_STATES } from './store';
 
 export const json = z.record(z.string(), z.unknown());
@@ -9,11 +10,7 @@ export const run = z.object({
   state: z.enum(RUN_STATES),
   definition: json,
   result: json.nullable(),
-  error: z.string().nullable(),
-  created_by: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
+  ...jobViewFields,
 });
 export const limitQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 export const emptyBody = z.object({}).strict().optional();

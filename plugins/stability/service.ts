@@ -1,13 +1,15 @@
 import crypto from 'node:crypto';
 import { Conflict } from '../../core/errors';
+import type { AccountsService } from '../../core/contracts/accounts';
 import type { ChaosRuns } from '../../core/contracts/chaos';
+import type { SecurityService } from '../../core/contracts/security';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
 import { attack } from './isolation';
 import { seedScenarios, StressTests } from './stress';
 import { Runs, type Run } from './store';
 
-type D = Pick<Services, 'db' | 'mesh' | 'auth' | 'events' | 'log'> & { chaos: ChaosRuns };
+type D = Pick<Services, 'db' | 'mesh' | 'auth' | 'events' | 'log'> & { chaos: ChaosRuns; security: SecurityService | null; accounts: AccountsService };
 
 /** The group's long operations: stress tests, and attack simulations with their findings. */
 export class Stability {
@@ -39,7 +41,7 @@ export class Stability {
     void (async () => {
       const running = await this.runs.move(run, 'running');
       try {
-        const report = await attack(this.d.db, this.d.auth, base, () => undefined);
+        const report = await attack(this.d.db, this.d.auth, this.d.accounts, base, () => undefined);
         await this.recordFindings(run.id, report.findings);
         await this.runs.move(running, 'succeeded', { result: report });
       } catch (err) {
@@ -52,11 +54,23 @@ export class Stability {
     return run;
   }
 
-  /** Leaks are critical, server errors high. Kept in this group's store: the platform has no security findings service yet. */
+  /**
+   * Leaks are critical, server errors high. Kept with the run in this group's store; a leak is
+   * also a security event (category `stability.isolation_leak`, one per route), which the
+   * security plugin's rule turns into a critical finding, when that plugin is installed.
+   */
   private async recordFindings(runId: string, findings: Array<{ kind: string; method: string; path: string; verdict: string; evidence: string | null; status: number }>) {
     const now = new Date().toISOString();
     const rows = findings.map((f) => ({ id: crypto.randomUUID(), severity: f.verdict === 'leak' ? 'critical' : 'high', kind: f.verdict === 'leak' ? `tenant_isolation_${f.kind}` : 'server_error', run_id: runId, title: `${f.verdict === 'leak' ? 'Tenant isolation leak' : 'Server error'}: ${f.method} ${f.path} answered ${f.status}`, evidence: f.evidence ?? '', created_at: now }));
     for (let i = 0; i < rows.length; i += 100) await this.d.db('stability_findings').insert(rows.slice(i, i + 100));
     for (const r of rows) if (r.severity === 'critical') this.d.events.publish('security_finding', { id: r.id, severity: r.severity, kind: r.kind, title: r.title, source: 'stability.attack_simulation', run_id: runId, tenant_id: null });
+    if (!this.d.security) return;
+    for (const [i, f] of findings.entries()) {
+      if (f.verdict !== 'leak') continue;
+      await this.d.security.record({
+        tenant_id: null, source: 'stability', category: 'stability.isolation_leak', severity: 'critical',
+        actor: `${f.method} ${f.path}`, attributes: { run_id: runId, finding_id: rows[i].id, kind: f.kind, status: f.status, evidence: f.evidence },
+      });
+    }
   }
 }

@@ -2,9 +2,12 @@ import crypto from 'node:crypto';
 import type { Db, Migration } from '../../core/db';
 import { NotFound } from '../../core/errors';
 import type { EventBus } from '../../core/events';
+import { jobColumns } from '../../core/migration-helpers';
 
-export const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type RunState = (typeof RUN_STATES)[number];
+import { JOB_STATES, type JobState } from '../../core/jobs';
+
+export const RUN_STATES = JOB_STATES;
+export type RunState = JobState;
 export const RUN_KINDS = ['stress_test', 'benchmark', 'attack_simulation'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
@@ -19,14 +22,9 @@ export const stabilityMigrations: Migration[] = [
         t.string('id', 36).primary();
         t.string('kind', 32).notNullable();
         t.string('tenant_id', 64);
-        t.string('state', 16).notNullable();
+        jobColumns(t);
         t.text('definition').notNullable();
-        t.text('result');
-        t.text('error');
-        t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
-        t.string('started_at', 32);
-        t.string('finished_at', 32);
         t.index(['kind', 'created_at']);
       });
       await db.schema.createTable('stress_scenarios', (t) => {

@@ -1,5 +1,6 @@
 import { computeRef } from '../../core/contracts/compute';
 import { modelRegistryRef } from '../../core/contracts/models';
+import { workflowsRef } from '../../core/contracts/workflows';
 import { createServiceRef, type Resolved } from '../../core/plugin';
 import { core } from '../../core/services';
 import type { Jobs } from './jobs';
@@ -16,6 +17,7 @@ export const deps = {
   compute: computeRef,
   registry: modelRegistryRef,
   jobs: jobsRef,
+  workflows: workflowsRef,
 };
 export type Deps = Resolved<typeof deps>;
 

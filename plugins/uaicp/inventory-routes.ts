@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { jobViewFields } from '../../core/jobs';
+import { Unavailable } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
 import { tenantScope } from '../../core/tenancy';
@@ -25,11 +27,7 @@ export const jobOut = z.object({
   state: z.enum(JOB_STATES),
   input: z.record(z.string(), z.unknown()),
   result: z.record(z.string(), z.unknown()).nullable(),
-  error: z.string().nullable(),
-  created_by: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
+  ...jobViewFields,
 });
 const jobParams = z.object({ job_id: z.uuid() });
 
@@ -48,7 +46,7 @@ export function inventoryRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       method: 'get',
       path: '/gpus',
       summary: "A provider's GPUs as read (nvidia-smi on this machine; none without a GPU) and which workload holds which device",
-      description: '503 NOT_CONFIGURED for an outside provider without credentials.',
+      description: '503 NOT_CONFIGURED for an outside provider without credentials; 503 NO_PROVIDER_CLIENT for one with credentials (this build has no AWS/GCP/Azure API client).',
       access: 'viewer',
       feature: 'aiops',
       query: providerQuery,
@@ -84,17 +82,21 @@ export function inventoryRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       method: 'post',
       path: '/gpus/benchmark',
       summary: 'Benchmark the compute of the local provider on a kernel worker (202): dense matrix multiply (GFLOP/s) and memory copy bandwidth',
-      description: 'This build benchmarks on the CPU, reported as device cpu (with the GPU count seen); there is no GPU benchmark kernel. Poll GET /uaicp/jobs/{job_id}; events uaicp_job.',
+      description: 'device cpu (the default) benchmarks the CPU on the compute kernel, with the GPU count seen. device gpu answers 503 GPU_BENCHMARK_UNAVAILABLE: this build has no GPU compute path (the kernels are Node.js workers without CUDA bindings), and the answer says whether a GPU was seen. Poll GET /uaicp/jobs/{job_id}; events uaicp_job.',
       access: 'operator',
       feature: 'aiops',
-      body: z.object({ matrix_size: z.number().int().min(16).max(1024).default(256), repeats: z.number().int().min(1).max(20).default(3), memory_mb: z.number().int().min(1).max(512).default(64) }).default({ matrix_size: 256, repeats: 3, memory_mb: 64 }),
+      body: z.object({ device: z.enum(['cpu', 'gpu']).default('cpu'), matrix_size: z.number().int().min(16).max(1024).default(256), repeats: z.number().int().min(1).max(20).default(3), memory_mb: z.number().int().min(1).max(512).default(64) }).default({ device: 'cpu', matrix_size: 256, repeats: 3, memory_mb: 64 }),
       response: jobOut,
       status: 202,
-      errors: [422],
+      errors: [422, 503],
       handler: async ({ body, caller, services }) => {
+        if (body.device === 'gpu') {
+          const seen = (await services.compute.gpus()).length;
+          throw new Unavailable(`No GPU benchmark in this build: the kernels are Node.js worker threads without CUDA bindings (${seen ? `${seen} GPU(s) seen by nvidia-smi` : 'and no GPU on this machine'}); device cpu benchmarks the CPU`, undefined, 'GPU_BENCHMARK_UNAVAILABLE');
+        }
         const job = await services.jobs.start(caller!.tenantId, caller!.id, 'benchmark', body, async (signal) => {
           const gpus = await services.compute.gpus();
-          const figures = (await services.mesh.run('compute', 'cpu_benchmark', body, { signal, caller })) as Record<string, unknown>;
+          const figures = (await services.mesh.run('compute', 'cpu_benchmark', { matrix_size: body.matrix_size, repeats: body.repeats, memory_mb: body.memory_mb }, { signal, caller })) as Record<string, unknown>;
           return { ...figures, provider: 'local', region: services.config.compute.local.region, gpus_seen: gpus.length, note: gpus.length ? 'GPUs are present but this build has no GPU benchmark: the figures are the CPU’s' : 'no GPU on this machine: CPU benchmark' };
         });
         await services.actions.record({ source: 'manual', actor: caller!.id, action: 'start_benchmark', target_type: 'uaicp_job', target_id: job.id, result: 'succeeded', tenant_id: caller!.tenantId, detail: body });

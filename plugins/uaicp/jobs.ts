@@ -6,7 +6,9 @@ import type { Logger } from '../../core/logger';
 import type { Clock } from '../../core/services';
 import { parse } from './store';
 
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+import { JOB_STATES } from '../../core/jobs';
+
+export { JOB_STATES };
 export type JobKind = 'benchmark' | 'optimize' | 'workflow';
 
 export interface UJob {

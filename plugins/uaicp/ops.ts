@@ -1,22 +1,11 @@
 import { z } from 'zod';
-import { Unprocessable } from '../../core/errors';
 import { outcomeCounts, outcomePercentiles } from '../../core/mesh/outcomes';
 import type { RouteDef, RouteMaker } from '../../core/plugin';
-import type { Caller } from '../../core/roles';
-import { tenantScope } from '../../core/tenancy';
 import type { Deps } from './deps';
 import { jobOut } from './inventory-routes';
 import { placementFor } from './policies';
 import { routeWorkload } from './routing';
-import { parse } from './store';
-
-interface Step {
-  id: string;
-  kernel: string;
-  task: string;
-  input: unknown;
-  timeout_ms?: number;
-}
+import { checkRefs, runSteps, type Step } from './steps';
 
 /** A kernel's figures now: active nodes and threads, in-flight, busy share and p95 of the last `windowMs`. */
 async function snapshot(services: Deps, windowMs: number) {
@@ -40,7 +29,7 @@ export function opsRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       method: 'post',
       path: '/workflows/execute',
       summary: 'Run an existing workflow definition with each step placed by the workload router (202; poll GET /uaicp/jobs/{job_id})',
-      description: 'Each step is routed as a workload of type workflow_step on its kernel (409 NO_CANDIDATE when a step has no place), then run there in order. Steps that reference earlier outputs (${steps...}) are refused with 422: run those through /workflows/{id}/run.',
+      description: "Each step is routed as a workload of type workflow_step on its kernel (409 NO_CANDIDATE when a step has no place), then run there in order. A step input may reference an earlier step's output as the workflows plugin does (${steps.<id>.output[.<path>]}); references are checked before anything runs: a malformed one, one naming an unknown, the same or a later step, or a path the referenced task's output schema cannot hold is 422 BAD_REFERENCE with the step's place (loc workflow.steps.<i>.input...). Each step's result shows its resolved input.",
       access: 'member',
       feature: 'aiops',
       body: z.object({ workflow_id: z.uuid(), requirements: z.object({ gpu_memory: z.number().min(0).max(100_000).optional(), latency_target_ms: z.number().positive().max(3_600_000).optional() }).default({}) }),
@@ -48,10 +37,9 @@ export function opsRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
       status: 202,
       errors: [404, 409, 422],
       handler: async ({ body, caller, services }) => {
-        const def = await tenantScope(services.db, caller!).get<Record<string, any>>('workflow_definitions', { id: body.workflow_id }, 'Workflow definition');
-        const steps = parse(def.steps) as Step[];
-        const refs = steps.findIndex((s) => JSON.stringify(s.input ?? {}).includes('${'));
-        if (refs >= 0) throw new Unprocessable([{ loc: ['body', 'workflow_id'], msg: `step "${steps[refs]!.id}" references an earlier step's output; cross-cloud execution runs independent steps only`, type: 'unsupported' }], 'UNSUPPORTED_REFERENCES');
+        const def = await services.workflows.definition(caller!, body.workflow_id);
+        const steps = def.steps as Step[];
+        checkRefs(services.mesh, steps);
         const placements: Array<Awaited<ReturnType<typeof routeWorkload>>> = [];
         for (const s of steps) placements.push(await routeWorkload(services, caller!, { workload_type: 'workflow_step', kernel: s.kernel, requirements: body.requirements }));
         const job = await services.jobs.start(caller!.tenantId, caller!.id, 'workflow', { workflow_id: def.id, workflow_name: def.name, requirements: body.requirements }, (signal) => runSteps(services, caller!, steps, placements, signal));
@@ -107,28 +95,3 @@ export function opsRoutes(route: RouteMaker<Deps>): RouteDef<Deps>[] {
     }),
   ];
 }
-
-async function runSteps(services: Deps, caller: Caller, steps: Step[], placements: Array<{ workload_id: string; choice: { provider: string; region: string; node_id: string | null } }>, signal: AbortSignal) {
-  const out = [];
-  let failed: string | null = null;
-  for (const [i, s] of steps.entries()) {
-    const p = placements[i]!;
-    const placement = { workload_id: p.workload_id, provider: p.choice.provider, region: p.choice.region, node_id: p.choice.node_id };
-    if (failed) {
-      out.push({ id: s.id, kernel: s.kernel, task: s.task, placement, state: 'skipped', output: null, error: null, duration_ms: null });
-      continue;
-    }
-    const t0 = performance.now();
-    try {
-      // The router placed the step in the local region; the mesh runs it on that region's least busy node.
-      const output = await services.mesh.run(s.kernel, s.task, s.input ?? {}, { signal, caller, timeoutMs: s.timeout_ms });
-      out.push({ id: s.id, kernel: s.kernel, task: s.task, placement, state: 'succeeded', output, error: null, duration_ms: Math.round((performance.now() - t0) * 1000) / 1000 });
-    } catch (err) {
-      failed = `step "${s.id}" failed: ${(err as Error).message}`;
-      out.push({ id: s.id, kernel: s.kernel, task: s.task, placement, state: 'failed', output: null, error: (err as Error).message, duration_ms: Math.round((performance.now() - t0) * 1000) / 1000 });
-    }
-  }
-  if (failed) throw new Error(failed);
-  return { steps: out };
-}
-

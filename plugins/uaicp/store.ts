@@ -1,4 +1,5 @@
 import type { Migration } from '../../core/db';
+import { jobColumns } from '../../core/migration-helpers';
 
 export const uaicpMigrations: Migration[] = [
   {
@@ -37,15 +38,10 @@ export const uaicpMigrations: Migration[] = [
         t.string('id', 36).primary();
         t.string('tenant_id', 64).notNullable();
         t.string('kind', 32).notNullable(); // benchmark | optimize | workflow
-        t.string('state', 16).notNullable();
         t.text('input').notNullable();
-        t.text('result');
-        t.text('error');
-        t.string('created_by', 128).notNullable();
         t.string('created_at', 32).notNullable();
-        t.string('started_at', 32);
-        t.string('finished_at', 32);
         t.index(['tenant_id', 'kind', 'created_at']);
+        jobColumns(t);
         t.index(['state']);
       });
       await db.schema.createTable('uaicp_reservations', (t) => {

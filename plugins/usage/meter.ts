@@ -1,3 +1,4 @@
+import type { TelemetryStore } from '../../core/contracts/telemetry';
 import { isPostgres, type Db } from '../../core/db';
 import type { Logger } from '../../core/logger';
 import type { Metric, UsageMeter, UsageQuery, UsageRecord, UsageRow } from '../../core/contracts/usage';
@@ -35,6 +36,8 @@ export class Meter implements UsageMeter {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly flushMs: number,
+    /** The telemetry store (plugin observability), when it runs: ingested events and LLM tokens. */
+    private readonly events: TelemetryStore | null,
   ) {}
 
   record(r: UsageRecord): void {
@@ -102,27 +105,13 @@ export class Meter implements UsageMeter {
     }
     // Telemetry is per tenant, not per key: a key filter leaves it out.
     if (!q.keyId && (want('telemetry_events') || want('llm_tokens'))) {
-      for (const r of await this.telemetry(q.from, q.to, q.tenantId)) {
+      for (const r of this.events ? await this.events.hourly({ from: q.from, to: q.to, tenantId: q.tenantId }) : []) {
         if (want('telemetry_events')) add({ period: period(r.hour), tenant_id: r.tenant_id, key_id: null, metric: 'telemetry_events', dimension: r.type }, Number(r.events));
         if (want('llm_tokens') && Number(r.tokens) > 0) add({ period: period(r.hour), tenant_id: r.tenant_id, key_id: null, metric: 'llm_tokens', dimension: r.model ?? '' }, Number(r.tokens));
       }
     }
     rows.push(...sums.values());
     return rows.sort((a, b) => a.period.localeCompare(b.period) || a.tenant_id.localeCompare(b.tenant_id) || a.metric.localeCompare(b.metric) || a.dimension.localeCompare(b.dimension));
-  }
-
-  /** Ingested telemetry per tenant, hour, type and model: event count and LLM tokens. */
-  private async telemetry(from: string, to: string, tenantId?: string) {
-    const hour = 'substr(ts, 1, 13)';
-    const q = this.db('telemetry_events')
-      .where('ts', '>=', from)
-      .andWhere('ts', '<', to)
-      .select('tenant_id', 'type', 'model', this.db.raw(`${hour} as hour`))
-      .count({ events: '*' })
-      .sum({ tokens: this.db.raw("case when type = 'llm-call' then coalesce(input_tokens, 0) + coalesce(output_tokens, 0) else 0 end") })
-      .groupByRaw(`tenant_id, type, model, ${hour}`);
-    if (tenantId) q.where('tenant_id', tenantId);
-    return (await q) as Array<{ tenant_id: string; type: string; model: string | null; hour: string; events: number | string; tokens: number | string | null }>;
   }
 
   async totals(metric: Metric, from: string, to: string, tenantId?: string): Promise<Map<string, number>> {

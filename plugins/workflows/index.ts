@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { z } from 'zod';
 import { nowIso } from '../../core/db';
 import { Conflict } from '../../core/errors';
@@ -9,7 +8,7 @@ import { WorkflowService } from './service';
 import { core } from '../../core/services';
 import { tenantScope } from '../../core/tenancy';
 import { Runner } from './runner';
-import { checkSteps, definition, definitionBody, execution, page } from './schemas';
+import { definition, definitionBody, execution, page } from './schemas';
 import { EXEC_STATES, FINISHED, toDefinition, toExecution, workflowMigrations, type Execution } from './store';
 
 /** The workflow runner: one a host, made and stopped by the host. */
@@ -54,10 +53,7 @@ export default definePlugin({
       status: 201,
       errors: [422],
       handler: async ({ body, caller, services }) => {
-        checkSteps(services.mesh, body.steps);
-        const def = { id: crypto.randomUUID(), name: body.name, steps: body.steps, created_by: caller!.id, created_at: nowIso() };
-        await tenantScope(services.db, caller!).insert('workflow_definitions', { ...def, steps: JSON.stringify(def.steps) });
-        return { ...def, tenant_id: caller!.tenantId };
+        return services.workflows.create(caller!, body.name, body.steps);
       },
     }),
     route({
@@ -84,7 +80,7 @@ export default definePlugin({
       errors: [404],
       handler: async ({ params, caller, services }) => {
         const def = toDefinition(await tenantScope(services.db, caller!).get('workflow_definitions', { id: params.workflow_id }, 'Workflow definition'));
-        return (await services.workflows.startDefinition(caller!, def)).execution;
+        return (await services.workflows.startRouted(caller!, def)).execution;
       },
     }),
     route({

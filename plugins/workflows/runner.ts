@@ -1,8 +1,9 @@
 import { HttpError } from '../../core/errors';
 import { nowIso } from '../../core/db';
+import type { StepType } from '../../core/contracts/workflows';
 import type { Caller } from '../../core/roles';
 import type { Services } from '../../core/services';
-import { resolve, RefError } from './refs';
+import { resolve, RefError } from '../../core/step-refs';
 import { execRow, FINISHED, toExecution, type Definition, type ExecState, type Execution } from './store';
 
 export const STOPPED_REASON = 'the host stopped while the execution was running';
@@ -26,6 +27,8 @@ function message(err: unknown): string {
  */
 export class Runner {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
+  /** Step types other plugins registered (by the `kernel` value that selects them). */
+  readonly types = new Map<string, StepType>();
 
   constructor(private readonly services: Pick<Services, 'db' | 'events' | 'mesh' | 'log'>) {}
 
@@ -103,7 +106,10 @@ export class Runner {
       for (let n = 1; n <= attempts; n++) {
         step.attempts = n;
         try {
-          const output = await this.services.mesh.run(sd.kernel, sd.task, input, { signal, timeoutMs: sd.timeout_ms, caller });
+          const type = this.types.get(sd.kernel);
+          const output = type
+            ? await type.run(caller, sd.task, input, { signal, timeoutMs: sd.timeout_ms })
+            : await this.services.mesh.run(sd.kernel, sd.task, input, { signal, timeoutMs: sd.timeout_ms, caller });
           end('succeeded', null, output);
           outputs.set(sd.id, output);
           break;

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { jobViewFields } from '../../core/jobs';
 import { Unprocessable, type ValidationIssue } from '../../core/errors';
 import { kernelId } from '../../core/mesh/schemas';
 import type { Mesh } from '../../core/mesh/mesh';
-import { walk, type Path } from './refs';
+import type { StepType } from '../../core/contracts/workflows';
+import { walk, type Path } from '../../core/step-refs';
 import { EXEC_STATES, STEP_STATES } from './store';
 
 export const stepId = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lowercase letters, digits and _, starting with a letter');
@@ -10,7 +12,8 @@ export const stepId = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lowercase lett
 export const stepDef = z.object({
   id: stepId,
   kernel: kernelId,
-  task: z.string().regex(/^[a-z][a-z0-9_]*$/, 'a task name').max(64),
+  // A kernel task name, or what a registered step type names (`<api>.<operationId>` for http).
+  task: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'a task name').max(200),
   input: z.unknown().default({}),
   timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
   retries: z.number().int().min(0).max(5).optional(),
@@ -36,7 +39,6 @@ export const execution = z.object({
   workflow_id: z.string(),
   workflow_name: z.string(),
   state: z.enum(EXEC_STATES),
-  error: z.string().nullable(),
   steps: z.array(
     z.object({
       id: z.string(),
@@ -51,10 +53,8 @@ export const execution = z.object({
       error: z.string().nullable(),
     }),
   ),
-  created_by: z.string(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
+  ...jobViewFields,
+  route: z.string().nullable().describe('Set when a router chose the steps of this run (a canary: `canary:<variant id>:baseline|variant`)'),
 });
 
 export const page = {
@@ -69,20 +69,27 @@ const startsWith = (p: Path, prefix: Path) => prefix.length <= p.length && prefi
  * right form naming an earlier step, and each input against its task's schema. A field that
  * holds a reference is checked when the step runs (its value is known only then).
  */
-export function checkSteps(mesh: Mesh, steps: z.output<typeof definitionBody>['steps']): void {
+export function checkSteps(mesh: Mesh, types: ReadonlyMap<string, StepType>, steps: z.output<typeof definitionBody>['steps']): void {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   steps.forEach((s, i) => {
     const at = (...rest: Path): Path => ['body', 'steps', i, ...rest];
     const bad = (loc: Path, msg: string, type = 'value_error') => issues.push({ loc, msg: `step "${s.id}": ${msg}`, type });
     if (seen.has(s.id)) bad(at('id'), 'duplicate step id');
-    const kernel = mesh.hasKernel(s.kernel) ? mesh.kernelOf(s.kernel) : null;
-    if (!kernel) bad(at('kernel'), `unknown kernel "${s.kernel}"; known: ${mesh.kernelIds().join(', ')}`);
-    else if (!Object.hasOwn(kernel.manifest.tasks, s.task)) bad(at('task'), `kernel "${s.kernel}" has no task "${s.task}"; tasks: ${Object.keys(kernel.manifest.tasks).join(', ')}`);
+    const type = types.get(s.kernel);
+    const kernel = !type && mesh.hasKernel(s.kernel) ? mesh.kernelOf(s.kernel) : null;
+    if (!kernel && !type) bad(at('kernel'), `unknown kernel "${s.kernel}"; known: ${[...mesh.kernelIds(), ...types.keys()].join(', ')}`);
+    else if (kernel && !Object.hasOwn(kernel.manifest.tasks, s.task)) bad(at('task'), `kernel "${s.kernel}" has no task "${s.task}"; tasks: ${Object.keys(kernel.manifest.tasks).join(', ')}`);
     const refs = walk(s.input);
     for (const r of refs) {
       for (const e of r.errors) bad(at('input', ...r.at), e);
       for (const ref of r.refs) if (!seen.has(ref.step)) bad(at('input', ...r.at), `${ref.text} names step "${ref.step}", which is not an earlier step`);
+    }
+    if (type) {
+      for (const issue of type.check(s.task, s.input)) {
+        if (issue.loc[0] === 'input' && refs.some((r) => startsWith(issue.loc.slice(1), r.at))) continue;
+        bad(at(...issue.loc), issue.msg, issue.type);
+      }
     }
     if (kernel && Object.hasOwn(kernel.manifest.tasks, s.task)) {
       for (const issue of mesh.validateInput(s.kernel, s.task, s.input)) {

@@ -7,13 +7,15 @@ import type { EventBus } from '../../core/events';
 import type { Mesh } from '../../core/mesh/mesh';
 import type { Caller } from '../../core/roles';
 import { tenantScope } from '../../core/tenancy';
-import type { WorkflowDefinition, WorkflowExecution, WorkflowStep, Workflows } from '../../core/contracts/workflows';
+import type { RunRouter, StepType, WorkflowDefinition, WorkflowExecution, WorkflowStep, Workflows } from '../../core/contracts/workflows';
 import type { Runner } from './runner';
 import { checkSteps, definitionBody } from './schemas';
 import { toDefinition, toExecution, type Definition, type Execution } from './store';
 import { invalid, Unprocessable } from '../../core/errors';
 
 export class WorkflowService implements Workflows {
+  private readonly routers: RunRouter[] = [];
+
   constructor(
     private readonly db: Db,
     private readonly events: EventBus,
@@ -25,10 +27,27 @@ export class WorkflowService implements Workflows {
     return toDefinition(await tenantScope(this.db, caller).get('workflow_definitions', { id }, 'Workflow definition'));
   }
 
+  registerStepType(type: StepType): void {
+    if (this.mesh.hasKernel(type.name) || this.runner.types.has(type.name)) throw new Error(`step type "${type.name}" is taken (a kernel or another step type)`);
+    this.runner.types.set(type.name, type);
+  }
+
+  registerRouter(router: RunRouter): void {
+    this.routers.push(router);
+  }
+
+  async find(caller: Caller, where: { ids?: string[]; names?: string[] }): Promise<WorkflowDefinition[]> {
+    const ids = where.ids ?? [];
+    const names = where.names ?? [];
+    if (!ids.length && !names.length) return [];
+    const rows: Array<Record<string, unknown>> = await tenantScope(this.db, caller).select('workflow_definitions').where((q) => q.whereIn('id', ids).orWhereIn('name', names)).orderBy('created_at', 'desc');
+    return rows.map((r) => toDefinition(r));
+  }
+
   check(steps: WorkflowStep[]): void {
     const parsed = definitionBody.shape.steps.safeParse(steps);
     if (!parsed.success) throw new Unprocessable(parsed.error.issues.map((i) => ({ loc: ['body', 'steps', ...(i.path as Array<string | number>)], msg: i.message, type: i.code })));
-    checkSteps(this.mesh, parsed.data);
+    checkSteps(this.mesh, this.runner.types, parsed.data);
   }
 
   async create(caller: Caller, name: string, steps: WorkflowStep[]): Promise<WorkflowDefinition> {
@@ -48,11 +67,27 @@ export class WorkflowService implements Workflows {
   async start(caller: Caller, id: string, opts: { steps?: WorkflowStep[] } = {}): Promise<{ execution: WorkflowExecution; done: Promise<WorkflowExecution> }> {
     const stored = toDefinition(await tenantScope(this.db, caller).get('workflow_definitions', { id }, 'Workflow definition'));
     if (opts.steps) this.check(opts.steps);
-    return this.startDefinition(caller, opts.steps ? { ...stored, steps: opts.steps } : stored);
+    return opts.steps ? this.startDefinition(caller, { ...stored, steps: opts.steps }) : this.startRouted(caller, stored);
+  }
+
+  /** Starts a run of a stored definition, with the steps a router chooses (a canary's share). */
+  async startRouted(caller: Caller, def: Definition): Promise<{ execution: Execution; done: Promise<Execution> }> {
+    for (const router of this.routers) {
+      const r = await router(caller, def);
+      if (!r) continue;
+      const started = await this.startDefinition(caller, { ...def, steps: r.steps }, r.label);
+      // The router reports its own failures; one must not turn the run's outcome into a rejection.
+      const done = started.done.then(async (e) => {
+        await r.onFinished(e).catch(() => undefined);
+        return e;
+      });
+      return { execution: started.execution, done };
+    }
+    return this.startDefinition(caller, def);
   }
 
   /** Records a pending execution, publishes it and hands it to the runner. */
-  async startDefinition(caller: Caller, def: Definition): Promise<{ execution: Execution; done: Promise<Execution> }> {
+  async startDefinition(caller: Caller, def: Definition, route: string | null = null): Promise<{ execution: Execution; done: Promise<Execution> }> {
     const e: Execution = {
       id: crypto.randomUUID(),
       tenant_id: caller.tenantId,
@@ -65,6 +100,7 @@ export class WorkflowService implements Workflows {
       created_at: nowIso(),
       started_at: null,
       finished_at: null,
+      route,
     };
     const { tenant_id: _t, ...row } = e;
     await tenantScope(this.db, caller).insert('workflow_executions', { ...row, steps: JSON.stringify(e.steps) });

@@ -43,6 +43,8 @@ export interface Execution {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Who chose other steps for this run (a router such as a canary: `canary:<variant id>:<arm>`), or null. */
+  route: string | null;
 }
 
 export const workflowMigrations: Migration[] = [
@@ -76,6 +78,14 @@ export const workflowMigrations: Migration[] = [
       });
     },
   },
+  {
+    name: '002_execution_route',
+    async up(db) {
+      await db.schema.alterTable('workflow_executions', (t) => {
+        t.string('route', 200);
+      });
+    },
+  },
 ];
 
 export function toDefinition(r: Record<string, any>): Definition {
@@ -95,6 +105,7 @@ export function toExecution(r: Record<string, any>): Execution {
     created_at: r.created_at,
     started_at: r.started_at ?? null,
     finished_at: r.finished_at ?? null,
+    route: r.route ?? null,
   };
 }
 

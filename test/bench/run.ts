@@ -1,6 +1,8 @@
 // `make bench`: the real service against raw node:http and bare Express, in one run.
 // BENCH_ONLY=word[,word] runs only the scenarios whose name holds one of the words (and
-// skips the baselines, unless one of the words is "baseline").
+// skips the baselines, unless one of the words is "baseline"). BENCH_JSON=path also writes
+// every row (figures and ratios) as JSON, so that two runs can be compared.
+import fs from 'node:fs';
 import { drive, printTable, startBaseline, startService, DURATION, CONNECTIONS, type Row } from './harness';
 import { scenarios } from './scenarios';
 
@@ -32,9 +34,24 @@ async function main(): Promise<void> {
     }
     process.stdout.write('\n');
     printTable(rows);
+    if (process.env.BENCH_JSON) writeJson(process.env.BENCH_JSON, rows);
   } finally {
     for (const p of procs) p?.kill('SIGTERM');
   }
+}
+
+function writeJson(file: string, rows: Row[]): void {
+  const ratio = (x: Row['figures'], to: Row['figures'] | undefined) => (to && to.rps > 0 ? x.rps / to.rps : null);
+  const out = {
+    node: process.version,
+    v8: process.versions.v8,
+    at: new Date().toISOString(),
+    connections: CONNECTIONS,
+    seconds: DURATION,
+    rows: rows.map((r) => ({ name: r.name, ...r.figures, x_express: ratio(r.figures, r.vsExpress), x_raw: ratio(r.figures, r.vsRaw), note: r.note ?? null })),
+  };
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  process.stdout.write(`\nbench: ${rows.length} rows written to ${file}\n`);
 }
 
 main().catch((err) => {

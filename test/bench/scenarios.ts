@@ -4,6 +4,9 @@ import { healthFanOut, taskApiVsPool } from './mesh';
 import { telemetryRows } from './telemetry';
 import { opsWorkflowsSlo } from './ops';
 import { chaosScenario } from './chaos';
+import { otlpScenario } from './otlp';
+import { dbReads } from './db-reads';
+import { taskThroughput } from './task-throughput';
 
 export interface BenchContext {
   url: string;
@@ -11,7 +14,11 @@ export interface BenchContext {
   adminPassword: string;
 }
 
-/** One figure (or a few) of the service; areas of the service add theirs to the list. */
+/**
+ * One figure (or a few) of the service. An area adds its section with one line in the list
+ * below (its own file exports the Scenario); run.ts prints each row and, with BENCH_JSON,
+ * writes it.
+ */
 export interface Scenario {
   name: string;
   /** Starts what it measures itself; needs no service from run.ts. */
@@ -56,7 +63,9 @@ export const scenarios: Scenario[] = [
     },
   },
   authScenario,
+  dbReads,
   taskApiVsPool,
+  taskThroughput,
   healthFanOut,
   {
     // Starts its own services (a store to seed, with and without HTTP metrics).
@@ -66,4 +75,5 @@ export const scenarios: Scenario[] = [
   },
   opsWorkflowsSlo,
   chaosScenario,
+  otlpScenario,
 ];

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Migration } from '../../core/db';
 import { definePlugin } from '../../core/plugin';
-import { eachDatabase, startHost } from '../helpers/host';
+import { REWRITTEN_MIGRATIONS } from '../../core/migration-helpers';
+import { uaicpMigrations } from '../../plugins/uaicp/store';
+import { dropSchema, eachDatabase, startHost } from '../helpers/host';
 
 const plugin = (migrations: Migration[]) => definePlugin({ id: 'ledger', prefix: '/ledger', deps: {}, migrations, routes: () => [] });
 
@@ -45,6 +47,28 @@ eachDatabase('migration checksums', (db) => {
       expect(names).to.deep.equal(['ledger/001_init', 'ledger/002_more']);
     } finally {
       await t.stop();
+    }
+  });
+
+  // uaicp's own migrations, without the services its routes need.
+  const uaicp = definePlugin({ id: 'uaicp', prefix: '/uaicp-migrations', deps: {}, migrations: uaicpMigrations, routes: () => [] });
+
+  it('accepts the old checksum of a migration rewritten onto the shared helpers, once, and records the new one', async () => {
+    const t = await startHost({ db, pgSchema: `t_${crypto.randomBytes(6).toString('hex')}`, plugins: [uaicp] });
+    const dir = t.dataDir;
+    const schema = (t.host.config.database as { schema?: string }).schema;
+    const sums = () => t.host.services.db('schema_migration_checksums').where({ name: 'uaicp/001_uaicp' });
+    const current = ((await sums().first()) as { checksum: string }).checksum;
+    // A database that ran uaicp's first migration before it used jobColumns.
+    await sums().update({ checksum: REWRITTEN_MIGRATIONS['uaicp/001_uaicp'] });
+    await t.stop();
+    const again = await startHost({ db, dataDir: dir, pgSchema: schema, plugins: [uaicp] });
+    try {
+      const row = (await again.host.services.db('schema_migration_checksums').where({ name: 'uaicp/001_uaicp' }).first()) as { checksum: string };
+      expect(row.checksum).to.equal(current);
+    } finally {
+      await again.stop();
+      if (schema) await dropSchema(schema);
     }
   });
 });

@@ -17,11 +17,13 @@ function launch(env: Record<string, string>) {
   proc.stdout.on('data', (d) => (out += String(d)));
   proc.stderr.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const waitFor = (text: string) => eventually(() => out.includes(text), 10_000, `"${text}" in the output`);
+  // 30 s: a loaded CI machine starts the whole service (every plugin and kernel) slowly.
+  const waitFor = (text: string) => eventually(() => out.includes(text), 30_000, `"${text}" in the output`);
   return { proc, exited, waitFor, output: () => out, dataDir };
 }
 
-describe('the service process', () => {
+describe('the service process', function () {
+  this.timeout(90_000);
   it('prints the first admin once, then exits cleanly on SIGTERM', async () => {
     const first = launch({ ADMIN_EMAIL: 'Root@Example.com' });
     await first.waitFor('listening on');

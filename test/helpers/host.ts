@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { createUser } from '../../core/auth/store';
+import { bootstrapAdmin, createUser } from '../../plugins/auth/store';
 import { loadConfig } from '../../core/config';
 import { Host } from '../../core/host';
 import type { Logger } from '../../core/logger';
@@ -86,6 +86,8 @@ export async function startHost(opts: StartOptions = {}): Promise<TestHost> {
   }
   const url = `http://127.0.0.1:${started.port}`;
   const admin = { email: config.auth.adminEmail, password: config.auth.adminPassword! };
+  // The auth plugin makes the first admin; hosts started without it get one here.
+  await bootstrapAdmin(host.services.db, config);
   const adminRow = await host.services.db('users').where({ email: admin.email }).first();
   const adminToken = host.services.auth.sign({ id: adminRow.id, tenantId: adminRow.tenant_id, role: 'admin', email: adminRow.email }).token;
 

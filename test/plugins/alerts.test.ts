@@ -4,6 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import alerts from '../../plugins/alerts';
 import incidents from '../../plugins/incidents';
+import interop from '../../plugins/interop';
+import { CloudEvent } from 'cloudevents';
 import dns from 'node:dns';
 import { forbiddenAddress, safeLookup } from '../../plugins/alerts/urls';
 import { eventually } from '../helpers/eventually';
@@ -241,6 +243,41 @@ describe('alerts with incidents: an automatic incident reaches the receiver', ()
     } finally {
       await t.stop();
       await rx.close();
+    }
+  });
+});
+
+describe('alerts in CloudEvents format (with the interop plugin)', () => {
+  it('posts structured CloudEvents 1.0 that the SDK accepts, signed like every alert; 503 without interop', async () => {
+    const t = await startHost({ plugins: [alerts, interop] });
+    const rx = await receiver();
+    try {
+      const r = await t.request('POST', '/ops/alerts/subscriptions', { body: { url: `${rx.url}/ce`, event_types: ['incident', 'workflow_status'], format: 'cloudevents' } });
+      expect(r.status).to.equal(201);
+      expect(r.body.format).to.equal('cloudevents');
+      t.host.services.events.publish('workflow_status', { execution_id: 'e-1', workflow_id: 'w-1', tenant_id: 'platform', state: 'succeeded' });
+      const got = await eventually(async () => rx.got.find((g) => g.path === '/ce'));
+      expect(got.headers['content-type']).to.equal('application/cloudevents+json; charset=utf-8');
+      expect(verify(r.body.secret, got)).to.equal(true);
+      const ce = new CloudEvent(JSON.parse(got.body) as Record<string, unknown>);
+      expect(ce.validate()).to.equal(true);
+      expect(ce).to.include({ specversion: '1.0', type: 'com.platform-control.workflow_status', source: '/platform-control/stream', subject: 'e-1' });
+      expect(ce.data).to.deep.equal({ execution_id: 'e-1', workflow_id: 'w-1', tenant_id: 'platform', state: 'succeeded' });
+      const list = (await t.request('GET', '/ops/alerts/subscriptions')).body.subscriptions;
+      expect(list.map((s: { format: string }) => s.format)).to.deep.equal(['cloudevents']);
+      expect((await t.request('POST', '/ops/alerts/subscriptions', { body: { url: `${rx.url}/x`, event_types: ['incident'], format: 'xml' } })).status).to.equal(422);
+    } finally {
+      await t.stop();
+      await rx.close();
+    }
+    const bare = await startHost({ plugins: [alerts] });
+    try {
+      const r = await bare.request('POST', '/ops/alerts/subscriptions', { body: { url: 'http://127.0.0.1:9/x', event_types: ['incident'], format: 'cloudevents' } });
+      expect(r.status).to.equal(503);
+      expect(r.body.code).to.equal('NOT_CONFIGURED');
+      expect(await bare.host.services.db('alert_subscriptions').count({ n: '*' })).to.deep.equal([{ n: 0 }]);
+    } finally {
+      await bare.stop();
     }
   });
 });

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { WebSocket } from 'ws';
+import { accountsRef } from '../../core/contracts/accounts';
 import { definePlugin } from '../../core/plugin';
 import authPlugin from '../../plugins/auth';
 import tenantsPlugin from '../../plugins/tenants';
@@ -213,7 +214,7 @@ eachDatabase('auth plugin', (db) => {
     async function resetToken(email: string): Promise<string> {
       const r = await t.request('POST', '/auth/password-reset/request', { token: null, body: { email } });
       expect(r.status).to.equal(202);
-      await t.host.services.accounts.settle();
+      await t.host.service(accountsRef).settle();
       const mail = await t.host.services.db('mail_outbox').where({ to_address: email }).orderBy('created_at', 'desc').first();
       return /Reset token: (\S+)/.exec(mail.body)![1];
     }
@@ -225,7 +226,7 @@ eachDatabase('auth plugin', (db) => {
       expect(known.status).to.equal(202);
       expect(unknown.status).to.equal(202);
       expect(known.body).to.deep.equal(unknown.body);
-      await t.host.services.accounts.settle();
+      await t.host.service(accountsRef).settle();
       const mails = await t.host.services.db('mail_outbox').whereIn('to_address', [s.email, 'nobody@example.org']);
       expect(mails.map((m) => m.to_address)).to.deep.equal([s.email]);
       expect(mails[0].status).to.equal('stored');
@@ -359,7 +360,7 @@ describe('auth: reset mail over SMTP', () => {
     try {
       await t.request('POST', '/auth/register', { token: null, body: { email: 'mail@example.org', password: PASSWORD, name: 'M' } });
       expect((await t.request('POST', '/auth/password-reset/request', { token: null, body: { email: 'mail@example.org' } })).status).to.equal(202);
-      await t.host.services.accounts.settle();
+      await t.host.service(accountsRef).settle();
       const row = await t.host.services.db('mail_outbox').where({ to_address: 'mail@example.org' }).first();
       expect(row.status).to.equal('sent');
       expect(smtp.messages).to.have.length(1);

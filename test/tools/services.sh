@@ -15,6 +15,13 @@ if ! command -v pebble >/dev/null 2>&1; then
     (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends pebble >/dev/null 2>&1)) ||
     echo "could not install pebble; the ACME certificate test will fail" >&2
 fi
+# chromium (Debian package): the headless browser the console's tests drive (playwright-core).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "installing chromium"
+  (apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 ||
+    (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1)) ||
+    echo "could not install chromium; the console's browser tests will fail" >&2
+fi
 if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
   echo "starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || echo "could not start PostgreSQL" >&2

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
-import { verifyPassword } from '../../../core/auth/passwords';
 import type { Config } from '../../../core/config';
 import { isPostgres, nowIso, type Db } from '../../../core/db';
+import type { AccountsService } from '../../../core/contracts/accounts';
 import type { Mesh } from '../../../core/mesh/mesh';
 
 export interface Check {
@@ -25,13 +25,13 @@ function pgDumpVersion(): Promise<string | null> {
 }
 
 /** Production readiness from live state; each check says what it looked at. */
-export async function readinessChecks(db: Db, config: Config, mesh: Mesh, httpsRunning: boolean): Promise<Check[]> {
+export async function readinessChecks(db: Db, config: Config, mesh: Mesh, accounts: AccountsService, httpsRunning: boolean): Promise<Check[]> {
   const checks: Check[] = [];
   const admin = await db('users').where({ email: config.auth.adminEmail.toLowerCase() }).first();
   if (!admin) {
     checks.push({ name: 'admin_password_changed', ok: true, evidence: `no bootstrap admin account ${config.auth.adminEmail} exists` });
   } else if (config.auth.adminPassword) {
-    const same = await verifyPassword(admin.password_hash, config.auth.adminPassword);
+    const same = (await accounts.passwordMatches(admin.email, config.auth.adminPassword)) === true;
     checks.push({ name: 'admin_password_changed', ok: !same, evidence: same ? `${admin.email} still has the password of auth.adminPassword` : `${admin.email} no longer has the bootstrap password` });
   } else {
     const changed = admin.updated_at > admin.created_at;

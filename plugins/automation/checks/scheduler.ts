@@ -1,11 +1,10 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import { Cron } from 'croner';
 import type { Config } from '../../../core/config';
 import { nowIso, type Db } from '../../../core/db';
+import type { Leases } from '../../../core/leases';
 import type { Logger } from '../../../core/logger';
 
-export type JobName = 'health_check' | 'https_check' | 'certificate_renewal';
+export type JobName = 'health_check' | 'https_check' | 'certificate_renewal' | 'database_backup';
 export type JobFn = () => Promise<{ ok: boolean; summary: Record<string, unknown> }>;
 
 interface LastRun {
@@ -18,12 +17,13 @@ interface LastRun {
 
 /**
  * Runs the checks on cron expressions (croner). Every host keeps the timers, but a job runs
- * only on the host holding the lease in automation_scheduler (one runner across hosts); a
- * host that stops renewing loses it after automation.scheduler.leaseMs. Started and
- * stopped state is persisted in the same row, so it survives restarts and holds for every host.
+ * only on the host holding the lease `automation.scheduler` (core.leases: one runner across
+ * hosts); a host that stops renewing loses it after automation.scheduler.leaseMs. Started and
+ * stopped state is persisted in automation_scheduler, so it survives restarts and holds for
+ * every host.
  */
 export class Scheduler {
-  readonly owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  static readonly LEASE = 'automation.scheduler';
   private readonly crons: Array<{ name: JobName; expr: string; cron: Cron }> = [];
   private renewTimer?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -33,19 +33,24 @@ export class Scheduler {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly jobs: Record<JobName, JobFn>,
+    private readonly leases: Leases,
   ) {}
 
+  get owner(): string {
+    return this.leases.owner;
+  }
+
   async start(): Promise<void> {
-    await this.db('automation_scheduler').insert({ id: 'main', running: true, owner: null, lease_until: null, last_runs: '{}', updated_at: nowIso() }).onConflict('id').ignore();
+    await this.db('automation_scheduler').insert({ id: 'main', running: true, last_runs: '{}', updated_at: nowIso() }).onConflict('id').ignore();
     const c = this.config.automation.scheduler;
-    const exprs: Record<JobName, string> = { health_check: c.healthCron, https_check: c.httpsCron, certificate_renewal: c.renewalCron };
+    const exprs: Record<JobName, string> = { health_check: c.healthCron, https_check: c.httpsCron, certificate_renewal: c.renewalCron, database_backup: c.backupCron };
     for (const name of Object.keys(exprs) as JobName[]) {
       const cron = new Cron(exprs[name], { protect: true, timezone: 'UTC' }, () => this.track(this.fire(name)));
       this.crons.push({ name, expr: exprs[name], cron });
     }
-    this.renewTimer = setInterval(() => this.track(this.claim(false)), Math.max(100, Math.floor(c.leaseMs / 3)));
+    this.renewTimer = setInterval(() => this.track(this.claim()), Math.max(100, Math.floor(c.leaseMs / 3)));
     this.renewTimer.unref();
-    await this.claim(false);
+    await this.claim();
   }
 
   async stop(): Promise<void> {
@@ -53,7 +58,7 @@ export class Scheduler {
     clearInterval(this.renewTimer);
     await Promise.all([...this.inFlight]);
     // Hand the lease over at once rather than after it runs out.
-    await this.db('automation_scheduler').where({ id: 'main', owner: this.owner }).update({ owner: null, lease_until: null }).catch(() => undefined);
+    await this.leases.release(Scheduler.LEASE).catch(() => undefined);
   }
 
   private track(p: Promise<unknown>): void {
@@ -63,19 +68,14 @@ export class Scheduler {
   }
 
   /** Takes or renews the lease when the scheduler is running; true when this host holds it. */
-  async claim(force: boolean): Promise<boolean> {
-    const now = nowIso();
-    const until = new Date(Date.now() + this.config.automation.scheduler.leaseMs).toISOString();
-    const n = await this.db('automation_scheduler')
-      .where({ id: 'main' })
-      .andWhere((w) => (force ? w : w.where({ running: true })))
-      .andWhere((w) => w.whereNull('owner').orWhere({ owner: this.owner }).orWhere('lease_until', '<', now))
-      .update({ owner: this.owner, lease_until: until });
-    return n === 1;
+  async claim(): Promise<boolean> {
+    const row = await this.db('automation_scheduler').where({ id: 'main' }).first('running');
+    if (!row?.running) return false;
+    return this.leases.claim(Scheduler.LEASE, this.config.automation.scheduler.leaseMs);
   }
 
   private async fire(name: JobName): Promise<void> {
-    if (!(await this.claim(false))) return;
+    if (!(await this.claim())) return;
     await this.runJob(name, 'cron');
   }
 
@@ -102,20 +102,22 @@ export class Scheduler {
 
   /** Persisted running flag; a stop also gives up the lease. */
   async setRunning(running: boolean): Promise<void> {
-    await this.db('automation_scheduler').where({ id: 'main' }).update({ running, updated_at: nowIso(), ...(running ? {} : { owner: null, lease_until: null }) });
-    if (running) await this.claim(false);
+    await this.db('automation_scheduler').where({ id: 'main' }).update({ running, updated_at: nowIso() });
+    if (running) await this.claim();
+    else await this.leases.release(Scheduler.LEASE);
   }
 
   async status() {
     const row = await this.db('automation_scheduler').where({ id: 'main' }).first();
     const last = JSON.parse(row?.last_runs ?? '{}') as Record<string, LastRun>;
-    const leaseValid = !!row?.lease_until && row.lease_until > nowIso();
+    // A stopped scheduler has no runner, whatever lease another host has not yet let run out.
+    const holder = row?.running ? await this.leases.holder(Scheduler.LEASE) : null;
     return {
       running: !!row?.running,
-      runner: leaseValid ? (row.owner as string) : null,
-      lease_until: leaseValid ? (row.lease_until as string) : null,
+      runner: holder?.owner ?? null,
+      lease_until: holder?.lease_until ?? null,
       this_host: this.owner,
-      this_host_runs_jobs: !!row?.running && leaseValid && row.owner === this.owner,
+      this_host_runs_jobs: !!holder?.held_here,
       jobs: this.crons.map((c) => ({
         name: c.name,
         cron: c.expr,

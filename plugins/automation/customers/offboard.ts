@@ -1,4 +1,4 @@
-import type { Accounts } from '../../../core/auth/accounts';
+import type { AccountsService } from '../../../core/contracts/accounts';
 import { isPostgres, type Db } from '../../../core/db';
 import type { Knex } from 'knex';
 
@@ -60,9 +60,9 @@ export async function exportTenant(db: Db | Knex.Transaction, tables: string[], 
  * tokens revoked and every token of its users refused), so no one of it keeps access.
  * Tables are emptied in passes: a row another table still points at waits for the next pass.
  */
-export async function deleteTenant(db: Db, accounts: Accounts, tables: string[], tenantId: string): Promise<Record<string, number>> {
+export async function deleteTenant(db: Db, accounts: AccountsService, tables: string[], tenantId: string): Promise<Record<string, number>> {
   const users = await db('users').where({ tenant_id: tenantId }).select('id');
-  for (const u of users) await accounts.sessions.endAllForUser({ id: u.id as string, tenantId });
+  for (const u of users) await accounts.endAllSessions({ id: u.id as string, tenantId });
   const deleted: Record<string, number> = {};
   await db.transaction(async (trx) => {
     let left = tables.filter((t) => t !== 'revoked_tokens');

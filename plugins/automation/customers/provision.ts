@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
-import type { Accounts } from '../../../core/auth/accounts';
-import type { AuthService } from '../../../core/auth/service';
+import type { AccountsService } from '../../../core/contracts/accounts';
 import type { Config } from '../../../core/config';
+import type { Workflows } from '../../../core/contracts/workflows';
+import { HttpError } from '../../../core/errors';
+import type { Caller } from '../../../core/roles';
 import { nowIso, type Db } from '../../../core/db';
-import type { Lifecycle } from '../../../core/lifecycle';
 import type { Mesh } from '../../../core/mesh/mesh';
 import type { QuotaEnforcer } from './quotas';
 import type { StarterWorkflow, StepName } from './templates';
@@ -40,10 +41,9 @@ export class Provisioner {
   constructor(
     private readonly db: Db,
     private readonly config: Config,
-    private readonly accounts: Accounts,
-    private readonly auth: AuthService,
+    private readonly accounts: AccountsService,
+    private readonly workflows: Workflows | null,
     private readonly mesh: Mesh,
-    private readonly lifecycle: Lifecycle,
     private readonly quotas: QuotaEnforcer,
   ) {}
 
@@ -92,12 +92,16 @@ export class Provisioner {
       case 'starter_workflows': {
         if (!spec.starter_workflows.length) return { state: 'skipped', detail: { reason: 'no starter workflows asked' } };
         if (!user) throw new Error('the tenant has no user to own its workflows');
+        if (!this.workflows) return { state: 'skipped', detail: { reason: 'the workflows plugin is not installed' } };
+        const owner: Caller = { kind: 'user', id: user.id, tenantId: spec.tenant_id, role: 'operator', email: user.email };
         const made: string[] = [];
         for (const wf of spec.starter_workflows) {
-          const res = await this.selfCall('POST', '/workflows', this.tokenFor(spec.tenant_id, user), wf);
-          if (res.status === 404) return { state: 'skipped', detail: { reason: 'the workflows plugin is not installed' } };
-          if (res.status !== 201) throw new Error(`creating workflow "${wf.name}" answered ${res.status}: ${JSON.stringify(res.body)}`);
-          made.push((res.body as { id: string }).id);
+          try {
+            made.push((await this.workflows.create(owner, wf.name, wf.steps)).id);
+          } catch (err) {
+            if (err instanceof HttpError) throw new Error(`creating workflow "${wf.name}" answered ${err.status}: ${JSON.stringify({ detail: err.detail })}`);
+            throw err;
+          }
         }
         return { state: 'succeeded', detail: { workflow_ids: made } };
       }
@@ -110,24 +114,5 @@ export class Provisioner {
         return { state: 'succeeded', detail: { kernel, task, run_ms: Math.round((performance.now() - t0) * 1000) / 1000, output } };
       }
     }
-  }
-
-  private tokenFor(tenantId: string, user: { id: string; email: string }): string {
-    return this.auth.sign({ id: user.id, tenantId, role: 'operator', email: user.email }, 300).token;
-  }
-
-  /** A call to this service's own HTTP API on loopback, as the new tenant's user. */
-  private async selfCall(method: string, path: string, token: string, body: unknown): Promise<{ status: number; body: unknown }> {
-    const port = this.lifecycle.httpPort;
-    if (!port) throw new Error('the HTTP listener is not up');
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      /* keep the text */
-    }
-    return { status: res.status, body: parsed };
   }
 }

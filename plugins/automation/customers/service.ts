@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { ActionLog } from '../../../core/actions';
-import type { Accounts } from '../../../core/auth/accounts';
+import type { AccountsService } from '../../../core/contracts/accounts';
+import type { Workflows } from '../../../core/contracts/workflows';
 import type { Config } from '../../../core/config';
 import { nowIso, type Db } from '../../../core/db';
 import type { EventBus } from '../../../core/events';
@@ -59,7 +60,8 @@ export class CustomerRecords {
   constructor(
     readonly db: Db,
     private readonly config: Config,
-    private readonly accounts: Accounts,
+    private readonly accounts: AccountsService,
+    private readonly workflows: Workflows | null,
     private readonly mesh: Mesh,
     private readonly actions: ActionLog,
     private readonly events: EventBus,
@@ -179,8 +181,8 @@ export class CustomerRecords {
         }
         case 'starter_workflows': {
           const ids = (s.detail.workflow_ids as string[] | undefined) ?? [];
-          const have = (await this.db.schema.hasTable('workflow_definitions')) ? await this.db('workflow_definitions').whereIn('id', ids).andWhere({ tenant_id: row.customer_tenant }).count<{ n: number | string }[]>('* as n').first() : null;
-          const n = Number(have?.n ?? 0);
+          const reader: Caller = { kind: 'user', id: 'automation', tenantId: row.customer_tenant, role: 'viewer' };
+          const n = this.workflows ? (await this.workflows.find(reader, { ids })).length : 0;
           checks.push({ step: s.name, ok: s.state === 'skipped' || (ids.length > 0 && n === ids.length), evidence: s.state === 'skipped' ? String(s.detail.reason) : `${n} of ${ids.length} starter workflows exist` });
           break;
         }

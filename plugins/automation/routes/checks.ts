@@ -68,7 +68,7 @@ export const checkRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     status: 201,
     handler: async ({ caller, services }) => {
       const a = services.automation;
-      const checks = await readinessChecks(services.db, services.config, services.mesh, a.https.running);
+      const checks = await readinessChecks(services.db, services.config, services.mesh, services.accounts, a.https.running);
       const r = await saveReport(services.db, checks, caller!.id);
       await services.actions.record({ source: 'manual', actor: caller!.id, action: 'validate_readiness', target_type: 'readiness', target_id: r.id, result: r.ready ? 'succeeded' : 'failed', tenant_id: caller!.tenantId, detail: { failing: checks.filter((c) => !c.ok).map((c) => c.name) } });
       return r;

@@ -68,16 +68,31 @@ export async function scratchCopy(db: Db, config: Config, id: string): Promise<{
   return { db: copy, drop: async () => { await copy.destroy(); await db.raw('DROP SCHEMA IF EXISTS ?? CASCADE', [scratch]); } };
 }
 
-/** A full backup; returns the file. */
-export async function backup(db: Db, config: Config, id: string): Promise<string> {
+/** A full backup into `dir` (the upgrades' work folder by default); returns the file. */
+export async function backup(db: Db, config: Config, id: string, dir = workDir(config)): Promise<string> {
   if (!isPostgres(db)) {
-    const file = path.join(workDir(config), `backup-${id}.sqlite`);
+    const file = path.join(dir, `backup-${id}.sqlite`);
     await sqliteBackup(db, file, true);
     return file;
   }
-  const file = path.join(workDir(config), `backup-${id}.dump`);
+  const file = path.join(dir, `backup-${id}.dump`);
   await run('pg_dump', ['--format=custom', `--schema=${config.database.schema ?? 'public'}`, `--file=${file}`, config.database.url!]);
   return file;
+}
+
+/**
+ * The scheduler's daily backup: a file in <dataDir>/backups named by its time (what the
+ * compliance control `backups` looks for), keeping the newest `keep`.
+ */
+export async function scheduledBackup(db: Db, config: Config, at: Date, keep: number): Promise<{ file: string; bytes: number; removed: string[] }> {
+  const dir = path.resolve(config.dataDir, 'backups');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = await backup(db, config, at.toISOString().replace(/[-:.]/g, '').replace('T', '-'), dir);
+  const ours = fs.readdirSync(dir).filter((f) => /^backup-\d{8}-\d{9}Z\.(sqlite|dump)$/.test(f)).sort();
+  const removed = ours.slice(0, Math.max(0, ours.length - keep));
+  // With the -wal/-shm files SQLite leaves beside a copy someone opened.
+  for (const f of removed) for (const x of ['', '-wal', '-shm']) fs.rmSync(path.join(dir, f + x), { force: true });
+  return { file, bytes: fs.statSync(file).size, removed };
 }
 
 /** Puts a backup back in place of the live database. */

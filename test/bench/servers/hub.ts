@@ -20,7 +20,15 @@ async function main(): Promise<void> {
   let n = 0;
   rl.on('line', (line) => {
     if (line === 'fire') {
-      host.services.events.publish('health_update', { kernel_id: 'analytics', node_id: 'analytics-1', domain: 'analytics', health: n % 2 ? 'healthy' : 'degraded', previous: n % 2 ? 'degraded' : 'healthy', reason: 'bench', seq: n++, sent_at: performance.timeOrigin + performance.now() });
+      const t0 = performance.now();
+      host.services.events.publish('health_update', { kernel_id: 'analytics', node_id: 'analytics-1', domain: 'analytics', health: n % 2 ? 'healthy' : 'degraded', previous: n % 2 ? 'degraded' : 'healthy', reason: 'bench', seq: n++, sent_at: performance.timeOrigin + t0 });
+      // The server's own part: the synchronous loop that hands the frame to every socket.
+      process.stdout.write(`fired ${(performance.now() - t0).toFixed(3)}\n`);
+    } else if (line === 'memory') {
+      // After a full collection (the bench starts this server with --expose-gc) when possible.
+      (globalThis as { gc?: () => void }).gc?.();
+      const m = process.memoryUsage();
+      process.stdout.write(`memory ${host.services.hub.clients.size} ${m.rss} ${m.heapUsed + m.external + m.arrayBuffers}\n`);
     } else if (line === 'clients') {
       process.stdout.write(`clients ${host.services.hub.clients.size}\n`);
     }

@@ -1,5 +1,5 @@
 // A host with the plugins of the autonomous/agi/copilot/enterprise group and the ones they
-// read (mesh, kernels, workflows, incidents), on the analytics and trading kernels.
+// read (mesh, kernels, workflows, incidents, observability's event store), on the analytics and trading kernels.
 import agi from '../../../plugins/agi';
 import autonomous from '../../../plugins/autonomous';
 import copilot from '../../../plugins/copilot';
@@ -8,6 +8,7 @@ import incidents from '../../../plugins/incidents';
 import kernels from '../../../plugins/kernels';
 import llm from '../../../plugins/llm';
 import mesh from '../../../plugins/mesh';
+import observability from '../../../plugins/observability';
 import workflows from '../../../plugins/workflows';
 import { BUILTIN_KERNELS } from '../../core/mesh-helpers';
 import { eventually } from '../../helpers/eventually';
@@ -19,7 +20,7 @@ export function startGroupHost(config: Record<string, unknown> = {}, db: DbKind 
   return startHost({
     db,
     overrides,
-    plugins: [mesh, kernels, workflows, incidents, llm, agi, autonomous, copilot, enterprise],
+    plugins: [mesh, kernels, workflows, incidents, llm, observability, agi, autonomous, copilot, enterprise],
     config: { ...config, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics', 'trading'], heartbeatMs: 100, noNodeWaitMs: 300, ...((config.mesh as object) ?? {}) } },
   });
 }

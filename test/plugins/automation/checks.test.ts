@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import sqlite3 from 'sqlite3';
 import { expect } from 'chai';
 import { eventually } from '../../helpers/eventually';
 import { startHost, type TestHost } from '../../helpers/host';
@@ -97,12 +100,12 @@ describe('automation: health checks, readiness and the scheduler', function () {
   });
 
   it('leaves the jobs to another host while it holds a valid lease', async () => {
-    await h.host.services.db('automation_scheduler').where({ id: 'main' }).update({ owner: 'other-host', lease_until: new Date(Date.now() + 60_000).toISOString() });
+    await h.host.services.db('leases').where({ name: 'automation.scheduler' }).update({ owner: 'other-host', lease_until: new Date(Date.now() + 60_000).toISOString() });
     const s = await h.request('GET', '/automation/monitoring/scheduler/status', { token: viewer });
     expect(s.body.runner).to.equal('other-host');
     expect(s.body.this_host_runs_jobs).to.equal(false);
     // Once its lease runs out, this host takes over.
-    await h.host.services.db('automation_scheduler').where({ id: 'main' }).update({ lease_until: new Date(Date.now() - 1).toISOString() });
+    await h.host.services.db('leases').where({ name: 'automation.scheduler' }).update({ lease_until: new Date(Date.now() - 1).toISOString() });
     await eventually(async () => (await h.request('GET', '/automation/monitoring/scheduler/status', { token: viewer })).body.this_host_runs_jobs);
   });
 
@@ -110,9 +113,28 @@ describe('automation: health checks, readiness and the scheduler', function () {
     expect((await h.request('POST', '/automation/monitoring/check/immediate', { token: viewer })).status).to.equal(403);
     const r = await h.request('POST', '/automation/monitoring/check/immediate', { token: operator });
     expect(r.status).to.equal(200);
-    expect(Object.keys(r.body.runs).sort()).to.deep.equal(['certificate_renewal', 'health_check', 'https_check']);
+    expect(Object.keys(r.body.runs).sort()).to.deep.equal(['certificate_renewal', 'database_backup', 'health_check', 'https_check']);
     expect(r.body.runs.health_check.trigger).to.equal('immediate');
     expect(r.body.runs.certificate_renewal.summary).to.deep.equal({ renewed: [], failed: [] });
+    // The backup is a real copy of the database in <dataDir>/backups, which the compliance control reads.
+    const b = r.body.runs.database_backup;
+    expect(b.ok, JSON.stringify(b.summary)).to.equal(true);
+    expect(path.dirname(b.summary.file)).to.equal(path.join(h.dataDir, 'backups'));
+    expect(b.summary.bytes).to.equal(fs.statSync(b.summary.file).size).and.to.be.greaterThan(0);
+    const copy = new sqlite3.Database(b.summary.file, sqlite3.OPEN_READONLY);
+    const users = await new Promise<number>((res, rej) => copy.get('SELECT count(*) AS n FROM users', (err, row: { n: number }) => (err ? rej(err) : res(row.n))));
+    copy.close();
+    expect(users).to.equal(Number((await h.host.services.db('users').count({ n: '*' }))[0].n));
+    // Only the newest backupKeep are kept.
+    const sched = h.host.services.config.automation.scheduler;
+    sched.backupKeep = 1;
+    try {
+      const again = await h.request('POST', '/automation/monitoring/check/immediate', { token: operator });
+      expect(again.body.runs.database_backup.summary.removed).to.deep.equal([path.basename(b.summary.file)]);
+      expect(fs.readdirSync(path.join(h.dataDir, 'backups')), JSON.stringify(again.body.runs.database_backup)).to.deep.equal([path.basename(again.body.runs.database_backup.summary.file)]);
+    } finally {
+      sched.backupKeep = 7;
+    }
     expect((await h.request('POST', '/automation/monitoring/check/immediate', { token: null })).status).to.equal(401);
   });
 

@@ -122,6 +122,26 @@ describe('autonomous plugin (spec 4.8)', () => {
       expect((await post(`/autonomous/agents/${w.body.id}/deploy`, {})).status).to.equal(200);
       const run = await eventually(async () => (await get(`/ops/workflows?workflow_id=${workflowSkill.workflow_id}`)).body.executions.find((e: { created_by: string }) => e.created_by === `agent:${w.body.id}`));
       expect(run).to.be.an('object');
+      // Stopped: no more runs (a run in progress finishes); deploy starts it again.
+      expect((await post(`/autonomous/agents/${w.body.id}/stop`, {}, viewer)).status).to.equal(403);
+      expect((await post(`/autonomous/agents/${w.body.id}/stop`, {}, other)).status).to.equal(404);
+      expect((await post(`/autonomous/agents/${w.body.id}/stop`, {}, null)).status).to.equal(401);
+      const stopped = await post(`/autonomous/agents/${w.body.id}/stop`, {});
+      expect(stopped.status).to.equal(200);
+      expect(stopped.body.state).to.equal('stopped');
+      expect((await post(`/autonomous/agents/${w.body.id}/stop`, {})).body).to.include({ code: 'INVALID_STATE', state: 'stopped' });
+      expect((await get(`/agi/agents/${w.body.id}`)).body.state).to.equal('stopped');
+      const runsOf = async () => (await get(`/ops/workflows?workflow_id=${workflowSkill.workflow_id}&limit=500`)).body.executions.filter((e: { created_by: string; state: string }) => e.created_by === `agent:${w.body.id}`);
+      await eventually(async () => (await runsOf()).every((e: { state: string }) => ['succeeded', 'failed'].includes(e.state)));
+      const settledRuns = (await runsOf()).length;
+      // Two schedule periods (1 s each) without a new run: the only way to see an absence.
+      await new Promise((r) => setTimeout(r, 2200));
+      expect((await runsOf()).length).to.equal(settledRuns);
+      expect((await post(`/autonomous/agents/${w.body.id}/deploy`, {})).body.state).to.equal('deployed');
+      await eventually(async () => (await runsOf()).length > settledRuns);
+      expect((await post(`/autonomous/agents/${w.body.id}/stop`, {})).status).to.equal(200);
+      expect((await post(`/autonomous/agents/${g.body.id}/stop`, {}, operator)).status).to.equal(200);
+      expect((await post('/autonomous/agents/x/stop', {})).status).to.equal(422);
       expect((await post(`/autonomous/agents/${MISSING}/deploy`, {}, operator)).status).to.equal(404);
       expect((await post('/autonomous/agents/x/deploy', {}, operator)).status).to.equal(422);
       expect((await post('/autonomous/agents/generate', { blueprint_id: actionsSkill }, null)).status).to.equal(401);
@@ -136,7 +156,7 @@ describe('autonomous plugin (spec 4.8)', () => {
       expect(v.status).to.equal(201);
       expect(v.body).to.include({ state: 'created', workflow_id: good });
       expect((await post(`/autonomous/workflows/variants/${v.body.id}/promote`, {})).body.code).to.equal('INVALID_STATE');
-      const c = await post(`/autonomous/workflows/variants/${v.body.id}/canary`, { runs: 10, share: 0.5 });
+      const c = await post(`/autonomous/workflows/variants/${v.body.id}/canary`, { runs: 10, share: 0.5, mode: 'synthetic' });
       expect(c.status).to.equal(202);
       expect(c.body.state).to.equal('canary');
       expect((await post(`/autonomous/workflows/variants/${v.body.id}/canary`, {})).status).to.equal(409);
@@ -158,7 +178,7 @@ describe('autonomous plugin (spec 4.8)', () => {
 
     it('a better variant is promoted (through governance) and a rollback restores the definition', async () => {
       const v = await post(`/autonomous/workflows/${flaky}/evolve`, { changes: { steps: [{ id: 's1', task: 'describe', input: { values: [1, 2] } }] } });
-      await post(`/autonomous/workflows/variants/${v.body.id}/canary`, { runs: 10 });
+      await post(`/autonomous/workflows/variants/${v.body.id}/canary`, { runs: 10, mode: 'synthetic' });
       const done = await variant(v.body.id);
       expect(done.canary.decision, JSON.stringify(done.canary.reasons)).to.equal('promote');
       const p = await post(`/autonomous/workflows/variants/${v.body.id}/promote`, {});
@@ -170,6 +190,31 @@ describe('autonomous plugin (spec 4.8)', () => {
       const r = await post(`/autonomous/workflows/variants/${v.body.id}/rollback`, {});
       expect(r.body.state).to.equal('rolled_back');
       expect((await def()).steps).to.deep.equal(failing);
+    });
+
+    it("a live canary takes its share of the workflow's real runs, whoever starts them, then is evaluated", async () => {
+      const v = await post(`/autonomous/workflows/${good}/evolve`, { changes: { steps: [{ id: 's1', task: 'regression', input: { x: [1, 1], y: [1, 2] } }] } });
+      const c = await post(`/autonomous/workflows/variants/${v.body.id}/canary`, { runs: 10, share: 0.5 });
+      expect(c.status).to.equal(202);
+      expect(c.body.canary).to.include({ mode: 'live', runs: 10 });
+      // Another variant of the same workflow cannot canary meanwhile.
+      const other2 = await post(`/autonomous/workflows/${good}/evolve`, { changes: { retries: 1 } });
+      expect((await post(`/autonomous/workflows/variants/${other2.body.id}/canary`, {})).body.code).to.equal('CANARY_RUNNING');
+      // Nothing happens until the workflow runs: the canary waits for traffic.
+      expect((await get(`/autonomous/workflows/variants/${v.body.id}`)).body.canary.progress).to.deep.equal({ done: 0, total: 10 });
+      const runs = [];
+      for (let i = 0; i < 10; i++) runs.push(await runToEnd(t, member, good));
+      expect(runs.map((r) => r.route)).to.deep.equal(runs.map((_, i) => `canary:${v.body.id}:${i % 2 ? 'variant' : 'baseline'}`));
+      expect(runs.map((r) => r.state)).to.deep.equal(runs.map((_, i) => (i % 2 ? 'failed' : 'succeeded')));
+      const done = await variant(v.body.id);
+      expect(done.canary.arms.baseline).to.include({ runs: 5, succeeded: 5 });
+      expect(done.canary.arms.variant).to.include({ runs: 5, succeeded: 0 });
+      expect(done.canary.arms.variant.executions.sort()).to.deep.equal(runs.filter((_, i) => i % 2).map((r) => r.id).sort());
+      expect(done.canary.decision).to.equal('do_not_promote');
+      // After the canary, runs are the definition's again.
+      const after = await runToEnd(t, member, good);
+      expect(after).to.include({ route: null, state: 'succeeded' });
+      expect((await post(`/autonomous/workflows/variants/${v.body.id}/rollback`, {})).status).to.equal(200);
     });
 
     it('evolve derives changes from failures; refuses bad input, other tenants and no-ops', async () => {
@@ -189,6 +234,7 @@ describe('autonomous plugin (spec 4.8)', () => {
         expect((await post(`/autonomous/workflows/variants/bad/${action}`, {})).status).to.equal(422);
       }
       expect((await post(`/autonomous/workflows/variants/${d.body.id}/canary`, { share: 2 })).status).to.equal(422);
+      expect((await post(`/autonomous/workflows/variants/${d.body.id}/canary`, { mode: 'shadow' })).status).to.equal(422);
       expect((await post(`/autonomous/workflows/variants/${d.body.id}/rollback`, {})).body).to.include({ code: 'INVALID_STATE', state: 'created' });
     });
   });

@@ -1,3 +1,4 @@
+import auth from '../../../plugins/auth';
 import commercial from '../../../plugins/commercial';
 import llm from '../../../plugins/llm';
 import monetization from '../../../plugins/monetization';
@@ -8,4 +9,4 @@ import incidents from '../../../plugins/incidents';
 import kernels from '../../../plugins/kernels';
 
 /** The plugins the billing group's tests load: its own three and those they read. */
-export const billingPlugins = [usage, monetization, commercial, tenants, workflows, llm, incidents, kernels];
+export const billingPlugins = [auth, usage, monetization, commercial, tenants, workflows, llm, incidents, kernels];

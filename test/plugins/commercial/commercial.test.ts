@@ -103,6 +103,15 @@ describe('billing: commercial and customer endpoints', () => {
       });
       expect(over.body.code).to.equal('KERNEL_QUOTA');
       expect(Number(over.headers.get('retry-after'))).to.be.greaterThan(0);
+      // Wherever the tenant's tasks start: a workflow's step is refused the same way.
+      const wf = await t.request('POST', '/workflows', { token: q.token, body: { name: 'one', steps: [{ id: 'a', kernel: 'analytics', task: 'describe', input: { values: [1] } }] } });
+      const run = await t.request('POST', `/workflows/${wf.body.id}/run`, { token: q.token });
+      expect(run.status).to.equal(202);
+      const ended = await eventually(async () => {
+        const e = await t.request('GET', `/ops/workflows/${run.body.id}`, { token: q.token });
+        return e.body.state === 'failed' ? e.body : null;
+      });
+      expect(ended.steps[0].error).to.contain('Kernel quota reached: 2 analytics tasks a day');
       // Another kernel, and another tenant, are not limited by it.
       expect((await t.request('POST', '/kernels/trading/tasks/price_option', { token: q.token, body: { type: 'call', spot: 100, strike: 100, rate: 0.01, volatility: 0.2, time_years: 1 } })).status).to.equal(200);
       expect((await t.request('POST', '/kernels/analytics/tasks/describe', { token: member.token, body: { values: [1] } })).status).to.equal(200);

@@ -16,13 +16,23 @@ describe('uaicp and aiops on a machine with GPUs', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-smi-'));
     const bin = path.join(dir, 'nvidia-smi');
     fs.writeFileSync(bin, `#!/bin/sh\ncase "$1" in --query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw) ;; *) exit 2 ;; esac\nprintf '%s\\n' ${CSV.map((l) => `'${l}'`).join(' ')}\n`, { mode: 0o755 });
-    g = await startGroup({ compute: { nvidiaSmi: bin } });
+    g = await startGroup({ compute: { nvidiaSmi: bin, providers: { gcp: { kind: 'gcp', credentials: { key: 'k' }, regions: [{ id: 'europe-west1', residency: 'EU' }] } } } });
   });
   after(async () => {
     await g.t.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const req = (method: string, p: string, token: string | null, body?: unknown) => g.t.request(method, p, { token, body });
+
+  it('answers a clear 503 for a GPU benchmark and for the devices of a cloud with credentials', async () => {
+    const bench = await req('POST', '/uaicp/gpus/benchmark', g.operator, { device: 'gpu' });
+    expect(bench.status).to.equal(503);
+    expect(bench.body).to.include({ code: 'GPU_BENCHMARK_UNAVAILABLE' });
+    expect(bench.body.detail).to.contain('2 GPU(s) seen by nvidia-smi');
+    const gcp = await req('GET', '/uaicp/gpus?provider=gcp', g.viewer);
+    expect(gcp.status).to.equal(503);
+    expect(gcp.body).to.deep.equal({ detail: 'Provider gcp: this build has no gcp API client, so its devices cannot be read', code: 'NO_PROVIDER_CLIENT' });
+  });
 
   it('lists the devices as nvidia-smi reports them, unreported fields null', async () => {
     const r = await req('GET', '/uaicp/gpus/metrics', g.viewer);

@@ -104,6 +104,11 @@ describe('contact form, demo leads and the scheduler webhook', () => {
       expect((await deliver({ event: 'booking.created', data: { email: 'x@y.test' } })).status).to.equal(422);
       expect((await deliver({ event: 'payment.made', data: {} })).status).to.equal(422);
       expect((await deliver(booked, { id: 'bad id with spaces' })).status).to.equal(422);
+      // workflow.run needs the workflows plugin, which this host does not have
+      const run = await deliver({ event: 'workflow.run', data: { workflow_id: 'w-1' } }, { id: 'run-without-workflows' });
+      expect(run.status).to.equal(503);
+      expect(run.body).to.include({ code: 'NOT_CONFIGURED' });
+      expect(await t.host.services.db('webhook_deliveries').where({ id: 'run-without-workflows' })).to.deep.equal([]);
       const cfg = t.host.services.config.webhooks;
       cfg.schedulerSecret = undefined;
       try {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import auth from '../../../plugins/auth';
 import secsuite from '../../../plugins/secsuite';
 import security from '../../../plugins/security';
 import { startHost, type TestHost } from '../../helpers/host';
@@ -13,7 +14,7 @@ describe('secsuite: cloud security (/secsuite/cloudsec)', () => {
   let other: string; // operator of another tenant
   const ids: Record<string, string> = {};
   before(async () => {
-    t = await startHost({ plugins: [security, secsuite] });
+    t = await startHost({ plugins: [auth, security, secsuite] });
     op = (await t.userToken('operator', 'cs-a')).token;
     member = (await t.userToken('member', 'cs-a')).token;
     viewer = (await t.userToken('viewer', 'cs-a')).token;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import auth from '../../../plugins/auth';
 import secsuite from '../../../plugins/secsuite';
 import security from '../../../plugins/security';
 import { eachDatabase, startHost, type TestHost } from '../../helpers/host';
@@ -19,7 +20,7 @@ eachDatabase('secsuite: network security (/secsuite/netsec)', (dbKind) => {
   let other: string; // operator of another tenant
   const z: Record<string, string> = {};
   before(async () => {
-    t = await startHost({ db: dbKind, plugins: [security, secsuite] });
+    t = await startHost({ db: dbKind, plugins: [auth, security, secsuite] });
     op = (await t.userToken('operator', 'ns-a')).token;
     member = (await t.userToken('member', 'ns-a')).token;
     viewer = (await t.userToken('viewer', 'ns-a')).token;

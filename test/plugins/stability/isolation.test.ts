@@ -77,6 +77,12 @@ describe('tenant isolation attack simulation (every route of the running host)',
     expect(report.passed).to.equal(false);
     const findings = await t.host.services.db('stability_findings').where({ run_id: simulationId, severity: 'critical' });
     expect(findings.map((f: any) => f.title).join('\n')).to.contain('/leaky/notes/');
+    // fed to the security plugin: its rule raises one critical platform finding per leaking route
+    const sec = await t.request('GET', '/security/findings?rule_id=stability-isolation-leak');
+    expect(sec.status).to.equal(200);
+    const leakyRoutes = new Set(leakyLeaks.map((a: any) => `${a.method} ${a.path}`));
+    expect(sec.body.findings.map((f: any) => f.subject).sort()).to.deep.equal([...leakyRoutes].sort());
+    expect(sec.body.findings[0]).to.include({ severity: 'critical', tenant_id: null, state: 'open' });
   });
 
   it('finds no leak and no server error on our own API', async () => {

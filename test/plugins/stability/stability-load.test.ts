@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import auth from '../../../plugins/auth';
 import chaos from '../../../plugins/chaos';
 import health from '../../../plugins/health';
 import kernels from '../../../plugins/kernels';
@@ -13,7 +14,7 @@ describe('stability: stress tests, benchmarks, reliability envelope', () => {
   let viewer: string;
   let otherOp: string;
   before(async () => {
-    t = await startHost({ plugins: [kernels, health, chaos, stability] });
+    t = await startHost({ plugins: [auth, kernels, health, chaos, stability] });
     op = (await t.userToken('operator')).token;
     viewer = (await t.userToken('viewer')).token;
     otherOp = (await t.userToken('operator', 'acme')).token;

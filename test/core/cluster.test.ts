@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { BusEvent } from '../../core/events';
+import authPlugin from '../../plugins/auth';
+import kernels from '../../plugins/kernels';
+import mesh from '../../plugins/mesh';
+import { BUILTIN_KERNELS } from './mesh-helpers';
+import { eventually } from '../helpers/eventually';
+import { dropSchema, PG_URL, REDIS_URL, startHost, type TestHost } from '../helpers/host';
+
+const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
+
+// Two hosts on one PostgreSQL schema and one Redis: host a in this process, host b a separate
+// process that the test kills with SIGKILL and starts again.
+describe('cluster registry: hosts see each other\'s nodes; a killed host\'s nodes are lost', function () {
+  this.timeout(120_000);
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const prefix = `pc-cluster-test-${crypto.randomBytes(4).toString('hex')}`;
+  const secret = crypto.randomBytes(32).toString('hex');
+  const cluster = (hostId: string) => ({ hostId, leaseMs: 900, prefix });
+  let a: TestHost;
+  let b: ChildProcess | null = null;
+  const events: BusEvent[] = [];
+
+  const startB = async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-cluster-'));
+    const file = path.join(dataDir, 'config.json');
+    fs.writeFileSync(file, JSON.stringify({ database: { url: PG_URL, schema }, redis: { url: REDIS_URL }, cluster: cluster('b'), auth: { jwtSecret: secret, adminPassword: 'admin-password-for-tests' }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, log: { level: 'warn' } }));
+    const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, CONFIG_FILE: file }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += String(d)));
+    proc.stderr!.on('data', (d) => (out += String(d)));
+    await eventually(() => out.includes('listening on'), 60_000, 'host b to listen');
+    return proc;
+  };
+  const nodes = async () => (await a.request('GET', '/mesh/nodes')).body.nodes as Array<{ id: string; state: string; host: string | null }>;
+
+  before(async () => {
+    a = await startHost({ db: 'postgres', pgSchema: schema, plugins: [authPlugin, mesh, kernels], config: { redis: { url: REDIS_URL }, cluster: cluster('a'), auth: { jwtSecret: secret }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'] } } });
+    a.host.services.events.subscribe('cluster.host_lost', (e) => events.push(e));
+  });
+  after(async () => {
+    b?.kill('SIGKILL');
+    await a?.stop();
+    await dropSchema(schema);
+  });
+
+  it("lists the other host's nodes with their host; ids carry the host id", async () => {
+    b = await startB();
+    const all = await eventually(async () => {
+      const n = await nodes();
+      return n.some((x) => x.id === 'analytics-b-1') ? n : null;
+    }, 10_000);
+    expect(all.map((n) => [n.id, n.host, n.state]).sort()).to.deep.equal([['analytics-a-1', 'a', 'active'], ['analytics-b-1', 'b', 'active']]);
+  });
+
+  it('marks a killed host\'s nodes lost within its lease, raises one incident and an event, and still serves tasks', async () => {
+    b!.kill('SIGKILL');
+    const lost = await eventually(async () => (await nodes()).find((n) => n.id === 'analytics-b-1' && n.state === 'lost'), 10_000);
+    expect(lost).to.include({ host: 'b' });
+    await eventually(() => events.length > 0, 5_000);
+    expect(events[0].data).to.deep.include({ host_id: 'b', nodes: ['analytics-b-1'] });
+    const incidents = await a.host.services.db('health_incidents').where({ node_id: 'analytics-b-1' });
+    expect(incidents).to.have.length(1);
+    const task = await a.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [1, 2, 3] } });
+    expect(task.status).to.equal(200);
+  });
+
+  it('a restarted host re-registers: its node is active again', async () => {
+    b = await startB();
+    await eventually(async () => (await nodes()).some((n) => n.id === 'analytics-b-1' && n.state === 'active'), 10_000);
+  });
+});
