@@ -1,3 +1,4 @@
+import { billingRef } from '../../core/contracts/billing';
 import { workflowsRef } from '../../core/contracts/workflows';
 import { createServiceRef, optional, type Resolved } from '../../core/plugin';
 import { accountsRef } from '../../core/contracts/accounts';
@@ -5,6 +6,7 @@ import { core } from '../../core/services';
 import { Certificates } from './certs/service';
 import { Probes } from './checks/probes';
 import { Scheduler } from './checks/scheduler';
+import { OnboardingKeys } from './customers/keys';
 import { CustomerRecords } from './customers/service';
 import { Provisioner } from './customers/provision';
 import { QuotaEnforcer } from './customers/quotas';
@@ -18,6 +20,7 @@ import { Upgrades } from './upgrade/service';
 export const automationDeps = {
   db: core.db, config: core.config, log: core.log, events: core.events, actions: core.actions, mesh: core.mesh,
   health: core.health, lifecycle: core.lifecycle, accounts: accountsRef, clock: core.clock, workflows: optional(workflowsRef), leases: core.leases,
+  limits: core.limits, billing: optional(billingRef),
 };
 
 /** Everything the automation routes use, made once per host at plugin start. */
@@ -34,15 +37,16 @@ export class Automation {
   readonly quotas: QuotaEnforcer;
 
   constructor(readonly services: Resolved<typeof automationDeps>) {
-    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, workflows, clock } = services;
+    const { db, config, actions, events, log, mesh, health, lifecycle, accounts, workflows, clock, limits, billing } = services;
     this.now = () => clock.now();
     this.certs = new Certificates(db, config, actions, events, log, this.now);
     this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
     this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
     this.deployments = new Deployments(db, mesh, actions, events, log, config);
     this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
-    this.quotas = new QuotaEnforcer(db);
-    this.customers = new CustomerRecords(db, config, accounts, workflows, mesh, actions, events, log, new Provisioner(db, config, accounts, workflows, mesh, this.quotas), this.quotas);
+    this.quotas = new QuotaEnforcer(db, limits);
+    const keys = new OnboardingKeys(db, this.certs.sealer, billing);
+    this.customers = new CustomerRecords(db, config, accounts, workflows, mesh, actions, events, log, new Provisioner(db, config, accounts, workflows, mesh, this.quotas, keys), this.quotas, keys);
     this.upgrades = new Upgrades(db, config, mesh, new Rolling(mesh, config.automation.deployments), actions, events, log);
     this.scheduler = new Scheduler(db, config, log, {
       health_check: async () => {

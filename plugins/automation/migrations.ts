@@ -167,4 +167,18 @@ export const automationMigrations: Migration[] = [
       });
     },
   },
+  {
+    // The API key an onboarding made, sealed until its tenant takes it once (customers/keys.ts).
+    name: '011_onboarding_key_reveals',
+    async up(db) {
+      await db.schema.createTable('automation_key_reveals', (t) => {
+        t.string('key_id', 36).primary();
+        t.string('tenant_id', 64).notNullable();
+        t.text('sealed');
+        t.string('created_at', 32).notNullable();
+        t.string('revealed_at', 32);
+        t.string('revealed_by', 64);
+      });
+    },
+  },
 ];

@@ -6,7 +6,7 @@ import type { Db } from '../../core/db';
 import type { Mesh } from '../../core/mesh/mesh';
 import { monthBounds, monthOf } from './catalogue';
 import { Invoicer } from './invoice';
-import { createKey } from './keys';
+import { createKey, keyView } from './keys';
 import { Ledger } from './ledger';
 import { PublicRunner } from './marketplace';
 import { money } from './money';
@@ -38,6 +38,11 @@ export class BillingService implements Billing {
   async createApiKey(k: { tenantId: string; name: string; scopes: Array<'execute' | 'read' | 'write'>; createdBy: string }) {
     const { key, view } = await createKey(this.db, { ...k, ratePerMinute: this.config.billing.defaultKeyRatePerMinute, expiresAt: null, now: this.now() });
     return { id: view.id, key };
+  }
+
+  async apiKeyState(tenantId: string, id: string) {
+    const row = await this.db('api_keys').where({ id, tenant_id: tenantId }).first();
+    return row ? keyView(row, this.now()).state : null;
   }
 
   async invoiceTotal(tenantId: string, period: string) {

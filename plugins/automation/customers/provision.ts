@@ -6,6 +6,7 @@ import { HttpError } from '../../../core/errors';
 import type { Caller } from '../../../core/roles';
 import { nowIso, type Db } from '../../../core/db';
 import type { Mesh } from '../../../core/mesh/mesh';
+import type { OnboardingKeys } from './keys';
 import type { QuotaEnforcer } from './quotas';
 import type { StarterWorkflow, StepName } from './templates';
 
@@ -45,6 +46,7 @@ export class Provisioner {
     private readonly workflows: Workflows | null,
     private readonly mesh: Mesh,
     private readonly quotas: QuotaEnforcer,
+    private readonly keys: OnboardingKeys,
   ) {}
 
   async run(spec: ProvisionSpec, onStep: (steps: StepResult[]) => Promise<void>): Promise<{ ok: boolean; steps: StepResult[] }> {
@@ -80,9 +82,13 @@ export class Provisioner {
         const mail = await this.db('mail_outbox').where({ tenant_id: spec.tenant_id }).orderBy('created_at', 'desc').first('id');
         return { state: 'succeeded', detail: { user_id: made.id, email: made.email, role: 'operator', invitation_mail_id: mail?.id ?? null, created: true }, user: { id: made.id, email: made.email } };
       }
-      case 'api_key':
-        // No API key service is provided to plugins yet (core/contracts); the step says so.
-        return { state: 'not_configured', detail: { code: 'NOT_CONFIGURED', detail: 'no API key service is installed (service ref "billing.api-keys"); create keys once it is' } };
+      case 'api_key': {
+        if (!this.keys.configured) return { state: 'not_configured', detail: { code: 'NOT_CONFIGURED', detail: 'no API key service is installed (service ref "monetization.billing"); load the monetization plugin to make keys' } };
+        const existing = await this.db('automation_key_reveals').where({ tenant_id: spec.tenant_id }).orderBy('created_at').first('key_id');
+        if (existing) return { state: 'succeeded', detail: { key_id: existing.key_id, reveal: `/automation/keys/${existing.key_id}/reveal`, created: false } };
+        const made = await this.keys.create(spec.tenant_id, spec.name, user?.id ?? 'automation');
+        return { state: 'succeeded', detail: { ...made, scopes: ['execute', 'read'], created: true } };
+      }
       case 'kernel_quotas': {
         const rows = Object.entries(spec.kernel_quotas).map(([domain, q]) => ({ customer_tenant: spec.tenant_id, domain, max_concurrent: q.max_concurrent, tasks_per_minute: q.tasks_per_minute, created_at: nowIso() }));
         if (rows.length) await this.db('automation_quotas').insert(rows).onConflict(['customer_tenant', 'domain']).merge();

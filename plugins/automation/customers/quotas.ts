@@ -1,5 +1,6 @@
 import type { Db } from '../../../core/db';
 import { HttpError } from '../../../core/errors';
+import type { RateLimiter } from '../../../core/limits';
 import type { Caller } from '../../../core/roles';
 
 interface Quota {
@@ -10,18 +11,20 @@ interface Quota {
 /**
  * Kernel quotas of onboarded tenants, enforced on every task a caller runs (the mesh's
  * admission hook): at most `max_concurrent` tasks of a tenant in flight on a kernel, and at
- * most `tasks_per_minute` started in a one-minute window (fixed, from the window's first task).
- * Counters are per host: with N hosts a tenant may use up to N times its quota. The quota rows
- * are re-read every `refreshMs` (another host's changes) and at once after this host's.
+ * most `tasks_per_minute` started in a rate-limit window (core.limits: shared by every host
+ * through Redis when it is configured, so N hosts together allow the quota, not N times it).
+ * The window is `limits.windowSeconds` (60 by default); another length scales the budget to
+ * it. The in-flight count is this host's: a task runs on the host that admitted it.
+ * The quota rows are re-read every `refreshMs` (another host's changes) and at once after this host's.
  */
 export class QuotaEnforcer {
   private quotas = new Map<string, Quota>();
   private readonly inFlight = new Map<string, number>();
-  private readonly windows = new Map<string, { start: number; count: number }>();
   private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly db: Db,
+    private readonly limits: RateLimiter,
     private readonly refreshMs = 5000,
   ) {}
 
@@ -41,23 +44,33 @@ export class QuotaEnforcer {
   }
 
   /** The admission check: throws 429 QUOTA_EXCEEDED, or returns the release of the task's slot. */
-  readonly admit = (domain: string, caller: Caller): (() => void) | void => {
+  readonly admit = async (domain: string, caller: Caller): Promise<(() => void) | void> => {
     const key = `${caller.tenantId}/${domain}`;
     const q = this.quotas.get(key);
     if (!q) return;
     const running = this.inFlight.get(key) ?? 0;
     if (running >= q.max_concurrent) throw refused(`${running} tasks of the tenant run on kernel ${domain}; its quota allows ${q.max_concurrent} at once`, 1);
-    const now = Date.now();
-    let w = this.windows.get(key);
-    if (!w || now - w.start >= 60_000) this.windows.set(key, (w = { start: now, count: 0 }));
-    if (w.count >= q.tasks_per_minute) throw refused(`the tenant started ${w.count} tasks on kernel ${domain} this minute; its quota allows ${q.tasks_per_minute}`, (w.start + 60_000 - now) / 1000);
-    w.count++;
+    // Taken before the slot: a task refused by the window never held one.
     this.inFlight.set(key, running + 1);
-    return () => {
+    const release = () => {
       const n = (this.inFlight.get(key) ?? 1) - 1;
       if (n > 0) this.inFlight.set(key, n);
       else this.inFlight.delete(key);
     };
+    const windowSeconds = this.limits.window;
+    const budget = Math.max(1, Math.round((q.tasks_per_minute * windowSeconds) / 60));
+    let take;
+    try {
+      take = await this.limits.takeNamed(`automation-quota:${key}`, budget);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!take.allowed) {
+      release();
+      throw refused(`the tenant started ${budget} tasks on kernel ${domain} in this ${windowSeconds} s window; its quota allows ${q.tasks_per_minute} a minute`, (take.resetAt - Date.now()) / 1000);
+    }
+    return release;
   };
 }
 

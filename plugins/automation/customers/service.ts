@@ -13,6 +13,7 @@ import { coded, StateConflict } from '../errors';
 import { deleteTenant, exportTenant, runningWork, tenantTables } from './offboard';
 import { pendingSteps, type ProvisionSpec, type Provisioner, type StepResult } from './provision';
 import type { QuotaEnforcer } from './quotas';
+import type { OnboardingKeys } from './keys';
 
 export type Kind = 'customer' | 'flow' | 'pov';
 
@@ -68,6 +69,7 @@ export class CustomerRecords {
     private readonly log: Logger,
     private readonly provisioner: Provisioner,
     private readonly quotas: QuotaEnforcer,
+    readonly keys: OnboardingKeys,
   ) {}
 
   async get(kind: Kind, id: string): Promise<RecordRow> {
@@ -168,9 +170,14 @@ export class CustomerRecords {
           checks.push({ step: s.name, ok: !!u, evidence: u ? `user ${u.id} (${u.role}) exists in the tenant` : `no user ${spec.admin_email} in the tenant` });
           break;
         }
-        case 'api_key':
-          checks.push({ step: s.name, ok: s.state === 'not_configured', evidence: 'no API key service is installed; nothing to check' });
+        case 'api_key': {
+          const keyId = s.state === 'succeeded' ? String(s.detail.key_id) : null;
+          const state = keyId ? await this.keys.state(row.customer_tenant, keyId) : null;
+          checks.push(keyId
+            ? { step: s.name, ok: state === 'active', evidence: `API key ${keyId} is ${state ?? 'gone'}` }
+            : { step: s.name, ok: s.state === 'not_configured' && !this.keys.configured, evidence: this.keys.configured ? `the step ended ${s.state}` : 'no API key service is installed; nothing to check' });
           break;
+        }
         case 'kernel_quotas': {
           const rows = await this.db('automation_quotas').where({ customer_tenant: row.customer_tenant });
           const want = Object.keys(spec.kernel_quotas);

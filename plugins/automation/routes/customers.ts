@@ -60,7 +60,7 @@ export const customerRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
     method: 'post',
     path: '/automation/customers/onboard',
     summary: 'Onboard a customer now: tenant on its plan, first user invited by mail, API key, kernel quotas, starter workflows, a first task',
-    description: 'An Idempotency-Key header makes a retry answer the first result. The API key step answers not_configured until an API key service is installed. A taken tenant id or e-mail is 409 before anything is made.',
+    description: 'An Idempotency-Key header makes a retry answer the first result. The API key step makes a key (execute and read scopes) kept sealed until the tenant takes it once at POST /automation/keys/{key_id}/reveal; it answers not_configured when no API key service (monetization) is loaded. A taken tenant id or e-mail is 409 before anything is made.',
     access: 'admin',
     body: onboardBody,
     response: recordSchema,
@@ -114,5 +114,17 @@ export const customerRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => [
       const c = services.automation.customers;
       return c.offboard(caller!, await c.get('customer', params.customer_id), query.dry_run === 'true');
     },
+  }),
+  route({
+    // Not plan-gated: the caller is usually the new tenant, whose plan need not include automation.
+    method: 'post',
+    path: '/automation/keys/{key_id}/reveal',
+    summary: 'Take the API key an onboarding made, once: the secret is erased as it is shown',
+    description: "For the key's tenant (operator) or a platform admin; anyone else gets 404. A second call answers 410 KEY_ALREADY_REVEALED.",
+    access: 'operator',
+    params: z.object({ key_id: z.uuid() }),
+    response: z.object({ key_id: z.string(), tenant_id: z.string(), key: z.string(), revealed_at: z.string() }),
+    errors: [404, 410, 422],
+    handler: async ({ params, caller, services }) => services.automation.customers.keys.reveal(caller!, params.key_id),
   }),
 ];

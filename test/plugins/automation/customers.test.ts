@@ -36,7 +36,7 @@ describe('automation: customers, onboarding flows and proof of value', function 
     expect(r.status, r.text).to.equal(201);
     expect(r.body.state).to.equal('onboarded');
     const steps = Object.fromEntries(r.body.steps.map((s: { name: string; state: string }) => [s.name, s.state]));
-    expect(steps).to.deep.equal({ tenant: 'succeeded', admin_user: 'succeeded', api_key: 'not_configured', kernel_quotas: 'succeeded', starter_workflows: 'succeeded', first_task: 'succeeded' });
+    expect(steps).to.deep.equal({ tenant: 'succeeded', admin_user: 'succeeded', api_key: 'succeeded', kernel_quotas: 'succeeded', starter_workflows: 'succeeded', first_task: 'succeeded' });
     customer = r.body;
     const t = await h.host.services.db('tenants').where({ id: r.body.customer_tenant }).first();
     expect(t.plan).to.equal('pro');
@@ -55,6 +55,34 @@ describe('automation: customers, onboarding flows and proof of value', function 
     const again = await h.request('POST', '/automation/customers/onboard', { body: { ...body('a@acme.test') } });
     expect(again.status).to.equal(409);
     expect(again.body.code).to.equal('EMAIL_TAKEN');
+  });
+
+  it("hands the onboarding's API key to its tenant once, sealed until then", async () => {
+    const step = (customer as unknown as { steps: Array<{ name: string; detail: { key_id: string; reveal: string } }> }).steps.find((x) => x.name === 'api_key')!;
+    expect(step.detail.reveal).to.equal(`/automation/keys/${step.detail.key_id}/reveal`);
+    // Stored sealed: the secret is nowhere in the database in the clear, nor in the record.
+    const kept = await h.host.services.db('automation_key_reveals').where({ key_id: step.detail.key_id }).first();
+    expect(kept.sealed).to.match(/^v1\./);
+    const user = await h.host.services.db('users').where({ email: 'a@acme.test' }).first();
+    const own = h.host.services.auth.sign({ id: user.id, tenantId: customer.customer_tenant, role: 'operator', email: user.email }).token;
+    const viewer = h.host.services.auth.sign({ id: user.id, tenantId: customer.customer_tenant, role: 'viewer', email: user.email }).token;
+    expect((await h.request('POST', step.detail.reveal, { token: null })).status).to.equal(401);
+    expect((await h.request('POST', step.detail.reveal, { token: viewer })).status).to.equal(403);
+    // An operator of another tenant is told nothing.
+    const other = await h.request('POST', step.detail.reveal, { token: operator });
+    expect(other.status).to.equal(404);
+    expect((await h.request('POST', '/automation/keys/not-a-uuid/reveal', { token: own })).status).to.equal(422);
+    const r = await h.request('POST', step.detail.reveal, { token: own });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.include({ key_id: step.detail.key_id, tenant_id: customer.customer_tenant });
+    // The real key: its hash is the one the billing plugin keeps, and it is active.
+    const row = await h.host.services.db('api_keys').where({ id: step.detail.key_id }).first();
+    expect(crypto.createHash('sha256').update(r.body.key).digest('hex')).to.equal(row.key_hash);
+    expect(JSON.parse(row.scopes)).to.deep.equal(['execute', 'read']);
+    const again = await h.request('POST', step.detail.reveal, { token: own });
+    expect(again.status).to.equal(410);
+    expect(again.body.code).to.equal('KEY_ALREADY_REVEALED');
+    expect((await h.host.services.db('automation_key_reveals').where({ key_id: step.detail.key_id }).first()).sealed).to.equal(null);
   });
 
   it("enforces the kernel quotas on the tenant's tasks", async () => {
