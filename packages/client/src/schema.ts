@@ -988,7 +988,7 @@ export interface paths {
         put?: never;
         /**
          * Onboard a customer now: tenant on its plan, first user invited by mail, API key, kernel quotas, starter workflows, a first task
-         * @description An Idempotency-Key header makes a retry answer the first result. The API key step answers not_configured until an API key service is installed. A taken tenant id or e-mail is 409 before anything is made.
+         * @description An Idempotency-Key header makes a retry answer the first result. The API key step makes a key (execute and read scopes) kept sealed until the tenant takes it once at POST /automation/keys/{key_id}/reveal; it answers not_configured when no API key service (monetization) is loaded. A taken tenant id or e-mail is 409 before anything is made.
          */
         post: operations["post_automation_customers_onboard"];
         delete?: never;
@@ -1168,6 +1168,26 @@ export interface paths {
         put?: never;
         /** A real TLS handshake against host:port (default: our own listener): chain, names, days left, protocol */
         post: operations["post_automation_https_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automation/keys/{key_id}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take the API key an onboarding made, once: the secret is erased as it is shown
+         * @description For the key's tenant (operator) or a platform admin; anyone else gets 404. A second call answers 410 KEY_ALREADY_REVEALED.
+         */
+        post: operations["post_automation_keys_key_id_reveal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -14294,6 +14314,96 @@ export interface operations {
             };
             /** @description Unsupported content encoding */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_automation_keys_key_id_reveal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: string;
+                        key_id: string;
+                        revealed_at: string;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (JSON, path encoding, or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller lacks the role or plan feature this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
