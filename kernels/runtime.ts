@@ -100,11 +100,14 @@ function faultOf(err: unknown): TaskFault {
   return { kind: 'internal', message: e.message, stack: e.stack };
 }
 
+/** Checks that the worker can do its work with its settings; throws what is wrong, returns what it checked. */
+export type SelfTest = (ctx: TaskContext) => Promise<string> | string;
+
 /**
  * Turns a kernel's handlers into the named exports Piscina calls (`name` option), plus
  * `__ping` (a round trip for availability checks). Export the result with `export =`.
  */
-export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifest<T>, impl: Impl<T>): Record<string, (env: TaskEnvelope) => Promise<TaskResult>> {
+export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifest<T>, impl: Impl<T>, opts: { selfTest?: SelfTest } = {}): Record<string, (env: TaskEnvelope) => Promise<TaskResult>> {
   ensureStarted();
   const ctx: TaskContext = { settings: config?.settings ?? {}, node_id: config?.node_id ?? 'main' };
   const out: Record<string, (env: TaskEnvelope) => Promise<TaskResult>> = {
@@ -118,6 +121,17 @@ export function serve<T extends Record<string, TaskDef>>(manifest: KernelManifes
         return { ok: false, error: faultOf(err), thread_id: threadId, run_ms: run_ms() };
       }
       return { ok: true, output: { pong: true }, thread_id: threadId, run_ms: run_ms() };
+    },
+    // The kernel's own check of its settings (a deployment's health gate runs it on a new node).
+    __self_test: async () => {
+      const start = performance.now();
+      const run_ms = () => Math.round((performance.now() - start) * 1000) / 1000;
+      try {
+        const detail = opts.selfTest ? await opts.selfTest(ctx) : 'this kernel declares no self-test';
+        return { ok: true, output: { tested: Boolean(opts.selfTest), detail }, thread_id: threadId, run_ms: run_ms() };
+      } catch (err) {
+        return { ok: false, error: faultOf(err), thread_id: threadId, run_ms: run_ms() };
+      }
     },
     // Ends this worker thread (chaos worker_crash); the pool starts a replacement.
     __crash: async () => process.exit(1),

@@ -18,6 +18,8 @@ export interface KernelManifest<T extends Record<string, TaskDef> = Record<strin
   /** Targets the health derivation compares measured figures with. */
   slo: { latency_p95_ms: number; error_rate: number };
   tasks: T;
+  /** The shape of the kernel's settings (config `mesh.settings.<domain>`, or a deployment's), when it has any. */
+  settings?: z.ZodType;
 }
 
 export function task<I extends z.ZodType, O extends z.ZodType>(def: TaskDef<I, O>): TaskDef<I, O> {

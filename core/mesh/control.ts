@@ -177,7 +177,8 @@ export class MeshControl {
     return { kernel: this.mesh.kernelView(kernel), changed, skipped };
   }
 
-  async addNode(kernelId: string, actor: ActionActor, threads?: number): Promise<NodeView> {
+  /** `settings`: the new node's own (a deployment rolling new settings out); the kernel's otherwise. */
+  async addNode(kernelId: string, actor: ActionActor, threads?: number, settings?: Record<string, unknown>): Promise<NodeView> {
     const kernel = this.mesh.kernelOf(kernelId);
     if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 64)) throw invalid(['body', 'threads'], 'threads must be a whole number from 1 to 64');
     const wanted = threads ?? this.mesh.cfg.threadsPerNode ?? kernel.manifest.threadsPerNode;
@@ -185,7 +186,7 @@ export class MeshControl {
     if (kernel.nodes.length >= maxNodesPerKernel) return this.refuse(actor, 'add_node', 'kernel', kernelId, `Kernel ${kernelId} has ${kernel.nodes.length} nodes, the most mesh.maxNodesPerKernel allows`);
     const budget = this.threadBudgetLeft();
     if (wanted > budget) return this.refuse(actor, 'add_node', 'kernel', kernelId, `${wanted} more threads would pass mesh.maxThreads (${budget} left)`);
-    const node = this.mesh.createNode(kernel, wanted);
+    const node = this.mesh.createNode(kernel, wanted, settings);
     this.mesh.events.publish('node_state', { node_id: node.id, kernel_id: kernel.id, state: 'active', previous: null });
     await this.mesh.record(actor, 'add_node', 'node', node.id, 'succeeded', { kernel_id: kernel.id, threads: node.threads });
     return node.view(kernel.id);

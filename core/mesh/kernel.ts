@@ -22,6 +22,8 @@ export class Kernel {
   health: Health = 'unknown';
   reason = 'starting';
   nextNodeNumber = 1;
+  /** Settings a new node's workers get: config `mesh.settings.<id>` until a deployment changes them. */
+  settings: Record<string, unknown> = {};
   /** Run and wait times of every task, in microseconds. */
   readonly runTime: RecordableHistogram = createHistogram();
   readonly waitTime: RecordableHistogram = createHistogram();

@@ -122,6 +122,7 @@ export class Mesh {
       const { manifest } = found;
       if (this.cfg.only && !this.cfg.only.includes(manifest.domain)) continue;
       const kernel = new Kernel(manifest, found.workerFile, this.cfg.breaker);
+      kernel.settings = this.cfg.settings[manifest.domain] ?? {};
       this.watchBreaker(kernel);
       this.kernelMap.set(kernel.id, kernel);
       const over = this.cfg.kernels[manifest.domain] ?? {};
@@ -132,7 +133,7 @@ export class Mesh {
     this.loop.unref();
   }
 
-  createNode(kernel: Kernel, threads: number): MeshNode {
+  createNode(kernel: Kernel, threads: number, settings: Record<string, unknown> = kernel.settings): MeshNode {
     const node = new MeshNode({
       id: this.hostId ? `${kernel.id}-${this.hostId}-${kernel.nextNodeNumber++}` : `${kernel.id}-${kernel.nextNodeNumber++}`,
       domain: kernel.id,
@@ -141,7 +142,7 @@ export class Mesh {
       threads,
       heartbeatMs: this.cfg.heartbeatMs,
       maxQueue: this.cfg.maxQueuePerNode,
-      settings: this.cfg.settings[kernel.id] ?? {},
+      settings,
       onError: (err) => this.log.warn({ err: err.message, kernel: kernel.id }, 'kernel pool error'),
     });
     node.startPool();
@@ -417,6 +418,27 @@ export class Mesh {
     }
   }
 
+  /**
+   * The kernel's self-test on a scratch worker started with `settings` (one thread, not part of
+   * the mesh, ended after): whether the kernel can work with settings before any node runs them.
+   */
+  async selfTest(domain: string, settings: Record<string, unknown>, timeoutMs = 10_000): Promise<{ ok: boolean; detail: string }> {
+    const k = this.kernelOf(domain);
+    const scratch = new MeshNode({
+      id: `${k.id}-selftest-${crypto.randomUUID().slice(0, 8)}`, domain: k.id, host: this.hostId, workerFile: k.workerFile, threads: 1,
+      heartbeatMs: this.cfg.heartbeatMs, maxQueue: 1, settings, onError: (err) => this.log.warn({ err: err.message, kernel: k.id }, 'self-test worker error'),
+    });
+    scratch.startPool();
+    try {
+      const r = await scratch.run('__self_test', null, undefined, timeoutMs);
+      return r.ok ? { ok: true, detail: String((r.output as { detail: unknown }).detail) } : { ok: false, detail: r.error.message };
+    } catch (err) {
+      return { ok: false, detail: `no answer: ${(err as Error).message}` };
+    } finally {
+      await scratch.destroyPool();
+    }
+  }
+
   setControl(nodeId: string, control: NodeControl | null): NodeView {
     const { node, kernel } = this.nodeOf(nodeId);
     node.control = control && Object.keys(control).length ? { ...control } : null;
@@ -532,7 +554,7 @@ export class Mesh {
   pauseKernel(id: string, actor: ActionActor) { return this.control.kernelAction('pause', id, {}, actor); }
   resumeKernel(id: string, actor: ActionActor) { return this.control.kernelAction('resume', id, {}, actor); }
   drainKernel(id: string, opts: { deadline_seconds?: number; force?: boolean }, actor: ActionActor) { return this.control.kernelAction('drain', id, opts, actor); }
-  addNode(kernelId: string, actor: ActionActor, threads?: number) { return this.control.addNode(kernelId, actor, threads); }
+  addNode(kernelId: string, actor: ActionActor, threads?: number, settings?: Record<string, unknown>) { return this.control.addNode(kernelId, actor, threads, settings); }
   removeNode(nodeId: string, actor: ActionActor) { return this.control.removeNode(nodeId, actor); }
   setThreads(nodeId: string, n: number, actor: ActionActor) { return this.control.setThreads(nodeId, n, actor); }
   isolateKernel(id: string, actor: ActionActor) { return this.control.isolate(id, true, actor); }

@@ -10,6 +10,13 @@ export default defineKernel({
   nodes: 2,
   threadsPerNode: 1,
   slo: { latency_p95_ms: 2000, error_rate: 0.02 },
+  // The OpenAI-compatible endpoint `complete` calls (config mesh.settings.llm, from LLM_* variables).
+  settings: z.object({
+    base_url: z.url().optional(),
+    api_key: z.string().min(1).optional(),
+    model: z.string().min(1).max(128).optional(),
+    timeout_ms: z.number().int().min(100).max(600_000).optional(),
+  }).strict(),
   tasks: {
     count_tokens: task({
       summary: "Tokens of a text with the model's BPE encoding (o200k_base when no model is named); an estimate, marked exact: false, for models without a published tokenizer",

@@ -70,4 +70,20 @@ export = serve(manifest, {
     if (typeof choice?.message?.content !== 'string') throw new Error('the LLM endpoint answered without choices[0].message.content');
     return { content: choice.message.content, model: body.model ?? useModel, finish_reason: choice.finish_reason ?? null, usage: body.usage ?? null };
   },
+}, {
+  // A node with an endpoint must reach it: GET <base_url>/models answers 2xx (OpenAI-compatible APIs list models there).
+  selfTest: async (ctx) => {
+    const ep = ctx.settings as Endpoint;
+    if (!ep.base_url) return 'no endpoint configured: complete answers 503 until one is';
+    const url = `${ep.base_url.replace(/\/$/, '')}/models`;
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: ep.api_key ? { authorization: `Bearer ${ep.api_key}` } : {}, signal: AbortSignal.timeout(Math.min(ep.timeout_ms ?? 5000, 5000)) });
+    } catch (err) {
+      throw new Error(`the LLM endpoint ${ep.base_url} cannot be reached: ${(err as Error).message}`);
+    }
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`the LLM endpoint answered ${res.status} to GET ${url}`);
+    return `GET ${url} answered ${res.status}`;
+  },
 });

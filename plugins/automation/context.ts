@@ -42,7 +42,7 @@ export class Automation {
     this.certs = new Certificates(db, config, actions, events, log, this.now);
     this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
     this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
-    this.deployments = new Deployments(db, mesh, actions, events, log, config);
+    this.deployments = new Deployments(db, mesh, actions, events, log, config, this.certs.sealer);
     this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
     this.quotas = new QuotaEnforcer(db, limits);
     const keys = new OnboardingKeys(db, this.certs.sealer, billing);

@@ -181,4 +181,14 @@ export const automationMigrations: Migration[] = [
       });
     },
   },
+  {
+    // A deployment may roll out new kernel settings (sealed: they may hold an API key).
+    name: '012_deployment_settings',
+    async up(db) {
+      await db.schema.alterTable('automation_deployments', (t) => {
+        t.text('settings_sealed');
+        t.text('before_sealed');
+      });
+    },
+  },
 ];

@@ -1008,7 +1008,7 @@ export interface paths {
         get: operations["get_automation_deployments"];
         put?: never;
         /**
-         * A draft deployment: a kernel's node count and threads per node to roll out
+         * A draft deployment: a kernel's node count, threads per node or settings to roll out
          * @description Unset fields keep the current value. States: draft → validated | invalid → queued → running → succeeded, or rolling_back → rolled_back | failed (docs/groups/automation.md).
          */
         post: operations["post_automation_deployments"];
@@ -13171,6 +13171,10 @@ export interface operations {
                             }[];
                             target: {
                                 nodes: number;
+                                /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                                settings: {
+                                    [key: string]: unknown;
+                                } | null;
                                 threads_per_node: number;
                             };
                             tenant_id: string;
@@ -13233,6 +13237,10 @@ export interface operations {
                 "application/json": {
                     kernel_id: string;
                     nodes?: number;
+                    /** @description New settings of the kernel, checked against the settings schema its manifest declares (422 otherwise); every node is replaced by one with them */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
                     threads_per_node?: number;
                 };
             };
@@ -13276,6 +13284,10 @@ export interface operations {
                         }[];
                         target: {
                             nodes: number;
+                            /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                            settings: {
+                                [key: string]: unknown;
+                            } | null;
                             threads_per_node: number;
                         };
                         tenant_id: string;
@@ -13400,6 +13412,10 @@ export interface operations {
                         }[];
                         target: {
                             nodes: number;
+                            /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                            settings: {
+                                [key: string]: unknown;
+                            } | null;
                             threads_per_node: number;
                         };
                         tenant_id: string;
@@ -13515,6 +13531,10 @@ export interface operations {
                         }[];
                         target: {
                             nodes: number;
+                            /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                            settings: {
+                                [key: string]: unknown;
+                            } | null;
                             threads_per_node: number;
                         };
                         tenant_id: string;
@@ -13639,6 +13659,10 @@ export interface operations {
                         }[];
                         target: {
                             nodes: number;
+                            /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                            settings: {
+                                [key: string]: unknown;
+                            } | null;
                             threads_per_node: number;
                         };
                         tenant_id: string;
@@ -13763,6 +13787,10 @@ export interface operations {
                         }[];
                         target: {
                             nodes: number;
+                            /** @description The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)" */
+                            settings: {
+                                [key: string]: unknown;
+                            } | null;
                             threads_per_node: number;
                         };
                         tenant_id: string;

@@ -31,6 +31,23 @@ export class GateFailed extends Error {
   }
 }
 
+/** What a node is made with. */
+export interface NodeSpec {
+  threads: number;
+  settings: Record<string, unknown>;
+}
+
+/** Same threads and the same settings (compared as canonical JSON: key order does not count). */
+export function sameSpec(a: NodeSpec, b: NodeSpec): boolean {
+  return a.threads === b.threads && canonical(a.settings) === canonical(b.settings);
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Rolling {
@@ -39,16 +56,17 @@ export class Rolling {
     private readonly cfg: Config['automation']['deployments'],
   ) {}
 
-  /** Thread counts of the kernel's nodes that are not drained, oldest first. */
-  shape(kernelId: string): Array<{ id: string; threads: number }> {
-    return this.mesh.kernelOf(kernelId).nodes.filter((n) => n.state !== 'drained').map((n) => ({ id: n.id, threads: n.threads }));
+  /** The kernel's nodes that are not drained, oldest first: thread count and settings. */
+  shape(kernelId: string): Array<NodeSpec & { id: string }> {
+    return this.mesh.kernelOf(kernelId).nodes.filter((n) => n.state !== 'drained').map((n) => ({ id: n.id, threads: n.threads, settings: n.opts.settings }));
   }
 
   /**
-   * Moves the kernel to `desired` (a thread count per node), one node per step. `onStep`
-   * sees every step (the caller persists it). A failed gate throws GateFailed after the step is reported.
+   * Moves the kernel to `desired` (one spec per node: threads and settings), one node per step.
+   * `onStep` sees every step (the caller persists it). A failed gate throws GateFailed after
+   * the step is reported.
    */
-  async converge(kernelId: string, desired: number[], actor: ActionActor, onStep: (s: Step) => Promise<void>, replaceAll = false): Promise<void> {
+  async converge(kernelId: string, desired: NodeSpec[], actor: ActionActor, onStep: (s: Step) => Promise<void>, replaceAll = false): Promise<void> {
     let n = 0;
     const replaced = new Set<string>();
     for (;;) {
@@ -56,13 +74,14 @@ export class Rolling {
       const missing = [...desired];
       const extra: Array<{ id: string; threads: number }> = [];
       for (const node of current) {
-        const i = missing.indexOf(node.threads);
+        const i = missing.findIndex((m) => sameSpec(m, node));
         // A full restart (upgrade) replaces every node that was there at the start once.
         if (i >= 0 && !(replaceAll && !replaced.has(node.id) && !this.added.has(node.id))) missing.splice(i, 1);
         else extra.push(node);
       }
       if (missing.length) {
-        const view = await this.mesh.addNode(kernelId, actor, missing[0]);
+        const want = missing[0]!;
+        const view = await this.mesh.addNode(kernelId, actor, want.threads, want.settings);
         this.added.add(view.id);
         const gate = await this.gateNode(view.id);
         await onStep({ n: ++n, action: 'add_node', node_id: view.id, threads: view.threads, gate, at: new Date().toISOString() });
@@ -122,9 +141,22 @@ export class Rolling {
         reason = (err as Error).message;
       }
     }
+    // The kernel's own self-test with the node's settings (e.g. the LLM endpoint answers).
+    let selfTest = 'not run: the probes failed';
+    let selfTestFailed: string | null = null;
+    if (failures === 0) {
+      try {
+        const r = await node.run('__self_test', null, undefined, Math.max(1000, until - Date.now()));
+        if (r.ok) selfTest = String((r.output as { detail: unknown }).detail);
+        else selfTestFailed = r.error.message;
+      } catch (err) {
+        selfTestFailed = (err as Error).message;
+      }
+    }
     const health = this.mesh.node(nodeId).health;
-    const ok = failures === 0 && health !== 'unhealthy';
-    return { ok, probes: this.cfg.gateProbes, failures, health, reason: ok ? 'every probe answered' : failures ? `${failures} of ${this.cfg.gateProbes} probes failed (${reason})` : `node health is ${health}` };
+    const ok = failures === 0 && selfTestFailed === null && health !== 'unhealthy';
+    const why = failures ? `${failures} of ${this.cfg.gateProbes} probes failed (${reason})` : selfTestFailed !== null ? `the kernel's self-test failed: ${selfTestFailed}` : `node health is ${health}`;
+    return { ok, probes: this.cfg.gateProbes, failures, health, reason: ok ? `every probe answered; self-test: ${selfTest}` : why };
   }
 
   /** After a removal: the kernel still answers gateProbes pings. */

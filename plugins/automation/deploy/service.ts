@@ -8,7 +8,8 @@ import type { Logger } from '../../../core/logger';
 import type { Mesh } from '../../../core/mesh/mesh';
 import type { Caller } from '../../../core/roles';
 import { StateConflict } from '../errors';
-import { GateFailed, Rolling, type Step } from './rolling';
+import type { Sealer } from '../certs/sealing';
+import { GateFailed, Rolling, type NodeSpec, type Step } from './rolling';
 
 // A deployment's states (docs/groups/automation.md has the diagram):
 //   draft --validate--> validated | invalid;  invalid --validate--> ...
@@ -40,19 +41,31 @@ export interface DeployRow {
   validation: string | null;
   steps: string;
   reason: string | null;
+  /** Sealed JSON: the kernel settings to roll out (null: unchanged). They may hold secrets (an API key). */
+  settings_sealed: string | null;
+  /** Sealed JSON: each node's spec and the kernel's settings at execute, for the rollback. */
+  before_sealed: string | null;
   created_by: string;
   created_at: string;
   updated_at: string;
 }
 
-export function deployView(r: DeployRow) {
+/** Values under keys that name a secret are not shown back. */
+const SECRET_KEY = /key|secret|token|password/i;
+function redacted(settings: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, SECRET_KEY.test(k) ? '(hidden)' : v]));
+}
+
+export function deployView(r: DeployRow, sealer: Sealer) {
+  const target = JSON.parse(r.target) as { nodes: number; threads_per_node: number };
+  const settings = r.settings_sealed ? (JSON.parse(sealer.unseal(r.settings_sealed)) as Record<string, unknown>) : null;
   return {
     id: r.id,
     tenant_id: r.tenant_id,
     kernel_id: r.kernel_id,
     state: r.state,
     allowed_actions: ALLOWED[r.state],
-    target: JSON.parse(r.target) as { nodes: number; threads_per_node: number },
+    target: { nodes: target.nodes, threads_per_node: target.threads_per_node, settings: settings && redacted(settings) },
     before: r.before ? (JSON.parse(r.before) as Array<{ id: string; threads: number }>) : null,
     validation: r.validation ? (JSON.parse(r.validation) as Record<string, unknown>) : null,
     steps: JSON.parse(r.steps) as Step[],
@@ -75,6 +88,7 @@ export class Deployments {
     private readonly events: EventBus,
     private readonly log: Logger,
     config: Config,
+    readonly sealer: Sealer,
   ) {
     this.rolling = new Rolling(mesh, config.automation.deployments);
   }
@@ -85,19 +99,27 @@ export class Deployments {
     return row;
   }
 
-  async create(caller: Caller, body: { kernel_id: string; nodes?: number; threads_per_node?: number }): Promise<DeployRow> {
+  async create(caller: Caller, body: { kernel_id: string; nodes?: number; threads_per_node?: number; settings?: Record<string, unknown> }): Promise<DeployRow> {
     let kernel;
     try {
       kernel = this.mesh.kernel(body.kernel_id);
     } catch {
       throw invalid(['body', 'kernel_id'], `Unknown kernel "${body.kernel_id}"`);
     }
+    let settings: Record<string, unknown> | null = null;
+    if (body.settings !== undefined) {
+      const schema = this.mesh.kernelOf(body.kernel_id).manifest.settings;
+      if (!schema) throw invalid(['body', 'settings'], `Kernel "${kernel.id}" declares no settings`);
+      const parsed = schema.safeParse(body.settings);
+      if (!parsed.success) throw invalid(['body', 'settings', ...(parsed.error.issues[0]?.path ?? []).map(String)], `Not settings of kernel "${kernel.id}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      settings = parsed.data as Record<string, unknown>;
+    }
     const live = kernel.nodes.filter((n) => n.state !== 'drained');
     const target = { nodes: body.nodes ?? live.length, threads_per_node: body.threads_per_node ?? live[0]?.threads ?? 1 };
     const at = nowIso();
-    const row: DeployRow = { id: crypto.randomUUID(), tenant_id: caller.tenantId, kernel_id: body.kernel_id, state: 'draft', target: JSON.stringify(target), before: null, validation: null, steps: '[]', reason: null, created_by: caller.id, created_at: at, updated_at: at };
+    const row: DeployRow = { id: crypto.randomUUID(), tenant_id: caller.tenantId, kernel_id: body.kernel_id, state: 'draft', target: JSON.stringify(target), before: null, validation: null, steps: '[]', reason: null, settings_sealed: settings ? this.sealer.seal(JSON.stringify(settings)) : null, before_sealed: null, created_by: caller.id, created_at: at, updated_at: at };
     await this.db('automation_deployments').insert(row);
-    await this.record(caller.id, 'create_deployment', row, 'succeeded', { target });
+    await this.record(caller.id, 'create_deployment', row, 'succeeded', { target, settings_changed: settings !== null });
     return row;
   }
 
@@ -126,6 +148,11 @@ export class Deployments {
     let described = 0;
     for (const t of this.mesh.catalogue(row.kernel_id)) if (t.input_schema && t.output_schema) described++;
     checks.push({ name: 'task_schemas', ok: described === kernel.tasks.length, evidence: `${described} of ${kernel.tasks.length} tasks have input and output schemas` });
+    const settings = this.settingsOf(row);
+    if (settings) {
+      const t = await this.mesh.selfTest(row.kernel_id, settings);
+      checks.push({ name: 'self_test', ok: t.ok, evidence: `the kernel's self-test on a scratch worker with the new settings: ${t.detail}` });
+    }
     const { maxNodesPerKernel, maxThreads } = this.mesh.cfg;
     const used = this.mesh.nodes().filter((n) => n.state !== 'drained').reduce((s, n) => s + n.threads, 0);
     const surge = target.threads_per_node;
@@ -142,7 +169,9 @@ export class Deployments {
   async execute(caller: Caller, row: DeployRow): Promise<DeployRow> {
     this.guard(row, 'execute');
     const before = this.rolling.shape(row.kernel_id);
-    const fresh = await this.move(row, ['validated'], { state: 'queued', before: JSON.stringify(before), steps: '[]', reason: null });
+    const kernelSettings = this.mesh.kernelOf(row.kernel_id).settings;
+    const sealedBefore = this.sealer.seal(JSON.stringify({ nodes: before.map((b) => ({ threads: b.threads, settings: b.settings })), kernel: kernelSettings }));
+    const fresh = await this.move(row, ['validated'], { state: 'queued', before: JSON.stringify(before.map((b) => ({ id: b.id, threads: b.threads }))), before_sealed: sealedBefore, steps: '[]', reason: null });
     await this.record(caller.id, 'execute_deployment', fresh, 'succeeded', {});
     this.track(this.run(fresh, caller.id));
     return fresh;
@@ -174,7 +203,11 @@ export class Deployments {
     const target = JSON.parse(running.target) as { nodes: number; threads_per_node: number };
     const actor = { source: 'automated' as const, actor: 'automation.deployment', cause: `deployment ${row.id} by ${actorId}` };
     try {
-      await this.rolling.converge(row.kernel_id, Array(target.nodes).fill(target.threads_per_node), actor, (s) => this.appendStep(row.id, { ...s, phase: 'rollout' }));
+      const kernel = this.mesh.kernelOf(row.kernel_id);
+      const settings = this.settingsOf(running) ?? kernel.settings;
+      await this.rolling.converge(row.kernel_id, Array.from({ length: target.nodes }, () => ({ threads: target.threads_per_node, settings })), actor, (s) => this.appendStep(row.id, { ...s, phase: 'rollout' }));
+      // Nodes added later (by hand, by a scaler) start with what was rolled out.
+      kernel.settings = settings;
       const done = await this.move(running, ['running'], { state: 'succeeded' });
       await this.record('automation.deployment', 'deployment_succeeded', done, 'succeeded', {}, 'automated');
     } catch (err) {
@@ -187,15 +220,24 @@ export class Deployments {
 
   /** Converges the kernel back to the node shape recorded before the rollout. */
   private async undo(row: DeployRow, actor: { source: 'manual' | 'automated'; actor: string; cause?: string }, reason: string): Promise<void> {
-    const before = JSON.parse(row.before ?? '[]') as Array<{ threads: number }>;
+    const kernel = this.mesh.kernelOf(row.kernel_id);
+    // Rows executed before settings could change kept only thread counts: the kernel's settings then.
+    const before: { nodes: NodeSpec[]; kernel: Record<string, unknown> } = row.before_sealed
+      ? JSON.parse(this.sealer.unseal(row.before_sealed))
+      : { nodes: (JSON.parse(row.before ?? '[]') as Array<{ threads: number }>).map((b) => ({ threads: b.threads, settings: kernel.settings })), kernel: kernel.settings };
     try {
-      await this.rolling.converge(row.kernel_id, before.map((b) => b.threads), actor, (s) => this.appendStep(row.id, { ...s, phase: 'rollback' }));
+      kernel.settings = before.kernel;
+      await this.rolling.converge(row.kernel_id, before.nodes, actor, (s) => this.appendStep(row.id, { ...s, phase: 'rollback' }));
       const done = await this.move(row, ['rolling_back'], { state: 'rolled_back', reason });
       await this.record(actor.actor, 'deployment_rolled_back', done, 'succeeded', { reason }, 'automated');
     } catch (err) {
       const done = await this.move(row, ['rolling_back'], { state: 'failed', reason: `${reason}; the rollback failed too: ${(err as Error).message}` });
       await this.record(actor.actor, 'deployment_rolled_back', done, 'failed', { error: (err as Error).message }, 'automated');
     }
+  }
+
+  private settingsOf(row: DeployRow): Record<string, unknown> | null {
+    return row.settings_sealed ? (JSON.parse(this.sealer.unseal(row.settings_sealed)) as Record<string, unknown>) : null;
   }
 
   async stop(): Promise<void> {

@@ -12,7 +12,7 @@ const deployment = z.object({
   kernel_id: z.string(),
   state: z.enum(DEPLOY_STATES),
   allowed_actions: z.array(z.string()),
-  target: z.object({ nodes: z.number().int(), threads_per_node: z.number().int() }),
+  target: z.object({ nodes: z.number().int(), threads_per_node: z.number().int(), settings: z.record(z.string(), z.unknown()).nullable().describe('The kernel settings rolled out (null: unchanged); values under keys naming a secret show as "(hidden)"') }),
   before: z.array(z.object({ id: z.string(), threads: z.number().int() })).nullable(),
   validation: z.record(z.string(), z.unknown()).nullable(),
   steps: z.array(z.object({ n: z.number().int(), action: z.enum(['add_node', 'remove_node']), node_id: z.string(), threads: z.number().int(), gate: gate.nullable(), at: z.string(), phase: z.enum(['rollout', 'rollback']).optional() })),
@@ -38,7 +38,7 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => {
       errors: [404, 409, 422],
       handler: async ({ params, caller, services }) => {
         const d = services.automation.deployments;
-        return deployView(await d[name](caller!, await d.get(caller!.tenantId, params.deployment_id)));
+        return deployView(await d[name](caller!, await d.get(caller!.tenantId, params.deployment_id)), d.sealer);
       },
     });
   return [
@@ -46,14 +46,19 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => {
     ...gated,
     method: 'post',
     path: '/automation/deployments',
-    summary: "A draft deployment: a kernel's node count and threads per node to roll out",
+    summary: "A draft deployment: a kernel's node count, threads per node or settings to roll out",
     description: 'Unset fields keep the current value. States: draft → validated | invalid → queued → running → succeeded, or rolling_back → rolled_back | failed (docs/groups/automation.md).',
     access: 'operator',
-    body: z.object({ kernel_id: z.string().min(1).max(64), nodes: z.number().int().min(0).max(64).optional(), threads_per_node: z.number().int().min(1).max(64).optional() }),
+    body: z.object({
+      kernel_id: z.string().min(1).max(64),
+      nodes: z.number().int().min(0).max(64).optional(),
+      threads_per_node: z.number().int().min(1).max(64).optional(),
+      settings: z.record(z.string(), z.unknown()).optional().describe("New settings of the kernel, checked against the settings schema its manifest declares (422 otherwise); every node is replaced by one with them"),
+    }),
     response: deployment,
     status: 201,
     errors: [422],
-    handler: async ({ body, caller, services }) => deployView(await services.automation.deployments.create(caller!, body)),
+    handler: async ({ body, caller, services }) => deployView(await services.automation.deployments.create(caller!, body), services.automation.deployments.sealer),
   }),
   action('validate', 'Check the kernel answers on a worker, its tasks describe themselves, and capacity exists for the rollout', 200),
   action('execute', 'Roll out a validated deployment node by node behind the health gate (202; rolls back by itself when the gate fails)', 202),
@@ -67,7 +72,7 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => {
     params: idParams,
     response: deployment,
     errors: [404, 422],
-    handler: async ({ params, caller, services }) => deployView(await services.automation.deployments.get(caller!.tenantId, params.deployment_id)),
+    handler: async ({ params, caller, services }) => deployView(await services.automation.deployments.get(caller!.tenantId, params.deployment_id), services.automation.deployments.sealer),
   }),
   route({
     ...gated,
@@ -83,7 +88,7 @@ export const deploymentRoutes = (route: RouteMaker<Deps>): RouteDef<Deps>[] => {
       if (query.state) q.where({ state: query.state });
       if (query.kernel_id) q.where({ kernel_id: query.kernel_id });
       const page = await pageOf(q, query.limit, query.cursor);
-      return { deployments: page.items.map((r) => deployView(r as DeployRow)), next_cursor: page.next_cursor };
+      return { deployments: page.items.map((r) => deployView(r as DeployRow, services.automation.deployments.sealer)), next_cursor: page.next_cursor };
     },
   }),
 ];

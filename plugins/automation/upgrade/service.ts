@@ -161,7 +161,7 @@ export class Upgrades {
       const actor = { source: 'automated' as const, actor: 'automation.upgrade', cause: `upgrade ${row.id}` };
       for (const k of this.mesh.kernels()) {
         const rolled: Step[] = [];
-        await this.rolling.converge(k.id, this.rolling.shape(k.id).map((n) => n.threads), actor, async (s) => void rolled.push(s), true);
+        await this.rolling.converge(k.id, this.rolling.shape(k.id).map((n) => ({ threads: n.threads, settings: n.settings })), actor, async (s) => void rolled.push(s), true);
         steps.push({ action: 'rolling_restart', kernel: k.id, ok: true, steps: rolled, at: nowIso() });
         await save();
       }
