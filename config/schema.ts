@@ -441,6 +441,8 @@ export const configSchema = z.object({
           gateProbes: z.number().int().min(1).max(100).default(5),
           gateTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
           drainDeadlineSeconds: z.number().int().min(1).max(3600).default(60),
+          /** A deployment in flight holds a lease this long, renewed every third of it; one whose lease runs out (its process died) is settled as failed by any host. */
+          leaseMs: z.number().int().min(500).max(600_000).default(15_000),
         })
         .prefault({}),
       upgrade: z

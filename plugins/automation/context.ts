@@ -42,7 +42,7 @@ export class Automation {
     this.certs = new Certificates(db, config, actions, events, log, this.now);
     this.https = new HttpsListener(db, config, lifecycle, this.certs, log);
     this.monitor = new HttpsMonitor(db, config, this.https, this.certs, this.now);
-    this.deployments = new Deployments(db, mesh, actions, events, log, config, this.certs.sealer);
+    this.deployments = new Deployments(db, mesh, actions, events, log, config, this.certs.sealer, services.leases);
     this.probes = new Probes(db, config, mesh, health, () => this.certs.ca.certificatePem());
     this.quotas = new QuotaEnforcer(db, limits);
     const keys = new OnboardingKeys(db, this.certs.sealer, billing);
@@ -69,6 +69,7 @@ export class Automation {
     await this.quotas.start();
     this.services.mesh.admitters.push(this.quotas.admit);
     await this.scheduler.start();
+    await this.deployments.start();
     // HTTPS that was enabled before a restart comes back once the HTTP app is built.
     const timer = setInterval(() => {
       if (this.services.lifecycle.state === 'starting') return;

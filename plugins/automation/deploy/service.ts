@@ -3,7 +3,8 @@ import type { ActionLog } from '../../../core/actions';
 import type { Config } from '../../../core/config';
 import { nowIso, type Db } from '../../../core/db';
 import type { EventBus } from '../../../core/events';
-import { invalid, NotFound } from '../../../core/errors';
+import { Conflict, invalid, NotFound } from '../../../core/errors';
+import type { Leases } from '../../../core/leases';
 import type { Logger } from '../../../core/logger';
 import type { Mesh } from '../../../core/mesh/mesh';
 import type { Caller } from '../../../core/roles';
@@ -76,10 +77,17 @@ export function deployView(r: DeployRow, sealer: Sealer) {
   };
 }
 
+const IN_FLIGHT: DeployState[] = ['queued', 'running', 'rolling_back'];
+const leaseOf = (id: string) => `automation.deployment:${id}`;
+
 export class Deployments {
   private readonly rolling: Rolling;
   /** Runs in flight in this process (stop waits for them). */
   private readonly running = new Set<Promise<void>>();
+  /** Ids of the deployments this process runs now. */
+  private readonly mine = new Set<string>();
+  private readonly leaseMs: number;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly db: Db,
@@ -89,8 +97,56 @@ export class Deployments {
     private readonly log: Logger,
     config: Config,
     readonly sealer: Sealer,
+    private readonly leases: Leases,
   ) {
     this.rolling = new Rolling(mesh, config.automation.deployments);
+    this.leaseMs = config.automation.deployments.leaseMs;
+  }
+
+  /** Settles what a dead process left in flight, now and every half lease. */
+  async start(): Promise<void> {
+    await this.sweep();
+    this.sweeper = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn({ err: err.message }, 'deployment sweep failed')), this.leaseMs / 2);
+    this.sweeper.unref();
+  }
+
+  /**
+   * A deployment in flight whose lease nobody holds was being run by a process that died
+   * (killed, or this host before a restart). It changed that process's own nodes, which went
+   * with it, so there is nothing left to roll forward or back: the first host to take its
+   * lease settles it as failed, once (the state change is compare-and-set).
+   */
+  async sweep(): Promise<string[]> {
+    const settled: string[] = [];
+    const rows = await this.db<DeployRow>('automation_deployments').whereIn('state', IN_FLIGHT).select();
+    for (const row of rows) {
+      if (this.mine.has(row.id) || (await this.leases.holder(leaseOf(row.id)))) continue;
+      if (!(await this.leases.claim(leaseOf(row.id), this.leaseMs))) continue;
+      try {
+        const reason = `the process running this deployment stopped while it was ${row.state} (its lease ran out); the nodes it was changing stopped with that process, so nothing is left to roll`;
+        const done = await this.move(row, IN_FLIGHT, { state: 'failed', reason });
+        await this.record('automation.deployment', 'deployment_abandoned', done, 'failed', { reason, previous_state: row.state }, 'automated');
+        settled.push(row.id);
+      } catch (err) {
+        if (!(err instanceof StateConflict)) throw err;
+      } finally {
+        await this.leases.release(leaseOf(row.id));
+      }
+    }
+    return settled;
+  }
+
+  /** Takes the deployment's lease and keeps it renewed until the returned function ends the hold. */
+  private async hold(id: string): Promise<() => Promise<void>> {
+    if (!(await this.leases.claim(leaseOf(id), this.leaseMs))) throw new Conflict('Another host is running this deployment');
+    this.mine.add(id);
+    const timer = setInterval(() => void this.leases.claim(leaseOf(id), this.leaseMs).catch(() => undefined), this.leaseMs / 3);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      this.mine.delete(id);
+      await this.leases.release(leaseOf(id));
+    };
   }
 
   async get(tenantId: string, id: string): Promise<DeployRow> {
@@ -171,17 +227,31 @@ export class Deployments {
     const before = this.rolling.shape(row.kernel_id);
     const kernelSettings = this.mesh.kernelOf(row.kernel_id).settings;
     const sealedBefore = this.sealer.seal(JSON.stringify({ nodes: before.map((b) => ({ threads: b.threads, settings: b.settings })), kernel: kernelSettings }));
-    const fresh = await this.move(row, ['validated'], { state: 'queued', before: JSON.stringify(before.map((b) => ({ id: b.id, threads: b.threads }))), before_sealed: sealedBefore, steps: '[]', reason: null });
+    const release = await this.hold(row.id);
+    let fresh: DeployRow;
+    try {
+      fresh = await this.move(row, ['validated'], { state: 'queued', before: JSON.stringify(before.map((b) => ({ id: b.id, threads: b.threads }))), before_sealed: sealedBefore, steps: '[]', reason: null });
+    } catch (err) {
+      await release();
+      throw err;
+    }
     await this.record(caller.id, 'execute_deployment', fresh, 'succeeded', {});
-    this.track(this.run(fresh, caller.id));
+    this.track(this.run(fresh, caller.id).finally(release));
     return fresh;
   }
 
   async rollback(caller: Caller, row: DeployRow): Promise<DeployRow> {
     this.guard(row, 'rollback');
-    const fresh = await this.move(row, ['succeeded', 'failed'], { state: 'rolling_back', reason: `rollback asked by ${caller.id}` });
+    const release = await this.hold(row.id);
+    let fresh: DeployRow;
+    try {
+      fresh = await this.move(row, ['succeeded', 'failed'], { state: 'rolling_back', reason: `rollback asked by ${caller.id}` });
+    } catch (err) {
+      await release();
+      throw err;
+    }
     await this.record(caller.id, 'rollback_deployment', fresh, 'succeeded', {});
-    this.track(this.undo(fresh, { source: 'manual', actor: caller.id }, 'rolled back on request'));
+    this.track(this.undo(fresh, { source: 'manual', actor: caller.id }, 'rolled back on request').finally(release));
     return fresh;
   }
 
@@ -241,6 +311,7 @@ export class Deployments {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.sweeper);
     await Promise.all([...this.running]);
   }
 
