@@ -24,6 +24,7 @@ import { metaPlugin } from './meta';
 import type { Deps, PluginDef, ServiceRef } from './plugin';
 import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
+import { TaskForwarder } from './cluster/forward';
 import { ClusterRegistry } from './cluster/registry';
 import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
@@ -125,7 +126,7 @@ export class Host {
     await mesh.start().catch((err: Error) => {
       throw new BootError(`kernel mesh: ${err.message}`);
     });
-    await this.joinCluster(redis, mesh, db, events);
+    await this.joinCluster(redis, mesh, db, events, limits);
     const hub = new Hub(this.config.hub, events, redis, this.log, () => ({ overview: mesh.overview(), kernels: mesh.kernels() }), (c) => auth.stillValid(c));
     this.onStop(() => hub.stop());
     await hub.start();
@@ -276,7 +277,7 @@ export class Host {
 
   /** Adds a function to run at stop (core areas close their resources with it). */
   /** With cluster.hostId and REDIS_URL, this host registers its nodes and sees the others' (docs/scale-out.md). */
-  private async joinCluster(redis: Redis | null, mesh: Mesh, db: Db, events: EventBus): Promise<void> {
+  private async joinCluster(redis: Redis | null, mesh: Mesh, db: Db, events: EventBus, limits: RateLimiter): Promise<void> {
     const { cluster } = this.config;
     if (!cluster.hostId) return;
     if (!redis) throw new BootError('cluster.hostId (CLUSTER_HOST_ID) needs REDIS_URL: the hosts of a cluster share Redis');
@@ -285,6 +286,11 @@ export class Host {
       throw new BootError(`cluster registry: ${err.message}`);
     });
     mesh.remoteNodes = () => registry.remoteNodes();
+    mesh.hosts = () => registry.hostList().map((h) => ({ ...h, this_host: h.host_id === cluster.hostId }));
+    mesh.forwarder = new TaskForwarder(cluster.hostId, loadSecret(this.config), () => registry.hostList(), () => registry.remoteNodes(), mesh.cfg.taskTimeoutMs + 5000);
+    // A task a peer forwarded took the tenant's budget there already.
+    const forwarder = mesh.forwarder;
+    limits.exempt = (req) => forwarder.fromPeer(req);
     this.onStop(() => registry.stop());
   }
 

@@ -111,7 +111,11 @@ export class RateLimiter {
    * budget in this window is refused at once, without a promise: that is most of what a
    * flood of refused requests costs.
    */
+  /** Requests that take no budget here (a task a peer host forwarded, counted where it arrived). */
+  exempt: (req: Request) => boolean = () => false;
+
   readonly hook: BeforeHook = (req: Request, res: Response, route: RouteDef, caller: Caller | null) => {
+    if (caller && req.headers['x-pc-forwarded'] !== undefined && this.exempt(req)) return;
     if (caller) {
       const now = Date.now();
       const known = this.knownPlans.get(caller.tenantId);

@@ -16,11 +16,12 @@ import type { CancelSignal } from './cancel';
 import { discoverKernels } from './discovery';
 import { combine, nodeHealth } from './health';
 import { Kernel, NotCounted } from './kernel';
+import type { PeerHost, TaskForwarder } from '../cluster/forward';
 import { MeshNode } from './node';
 import { MeshControl } from './control';
 import { OutcomeWriter, storeIncident, type HealthIncident } from './store';
 import { overviewOf, statsOf } from './views';
-import type { ActionActor, DrainStatus, Health, KernelView, MeshStats, NodeView, TaskInfo } from './types';
+import type { ActionActor, DrainStatus, Health, HostInfo, KernelView, MeshStats, NodeView, TaskInfo } from './types';
 
 export type { ActionActor } from './types';
 
@@ -99,6 +100,11 @@ export class Mesh {
   readonly hostId: string | null;
   /** Nodes of the other hosts of the cluster (core/cluster sets it); none on a single host. */
   remoteNodes: () => NodeView[] = () => [];
+  /** The hosts of the cluster (core/cluster sets it); this host alone otherwise. */
+  hosts: () => HostInfo[] = () => [{ host_id: null, url: null, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), live: true, nodes: this.nodeMap.size, this_host: true }];
+  readonly startedAt = new Date().toISOString();
+  /** Sends tasks to another host of the cluster (core/cluster sets it); null on a single host. */
+  forwarder: TaskForwarder | null = null;
   private loop: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -232,6 +238,20 @@ export class Mesh {
 
   kernel(id: string): KernelView {
     return this.kernelView(this.kernelOf(id));
+  }
+
+  /**
+   * Where a task of `domain` goes instead of here: another host, when this one has no active
+   * node of the kernel (or does not run it) and a live host has one; null to run it here.
+   */
+  forwardTarget(domain: string): PeerHost | null {
+    if (!this.forwarder) return null;
+    const k = this.kernelMap.get(domain);
+    if (k?.nodes.some((n) => n.state === 'active')) return null;
+    const peer = this.forwarder.pick(domain);
+    // Not run here and no active node anywhere: the kernel exists in the cluster but cannot take work.
+    if (!peer && !k && this.remoteNodes().some((n) => n.kernel_id === domain)) throw new Unavailable(`No host of the cluster has an active node of kernel ${domain}`, 1, 'NO_ACTIVE_NODE');
+    return peer;
   }
 
   /** This host's nodes only. */

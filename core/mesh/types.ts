@@ -103,3 +103,14 @@ export interface MeshStats {
   totals: Omit<Counters, 'run_time_ms' | 'wait_time_ms'>;
   kernels: Array<Counters & { kernel_id: string; nodes: Array<Counters & { node_id: string; state: NodeState; utilization: number }> }>;
 }
+
+/** A host of the cluster, as GET /mesh/hosts lists it. */
+export interface HostInfo {
+  host_id: string | null;
+  url: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  live: boolean;
+  nodes: number;
+  this_host: boolean;
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Cancel } from '../../core/mesh/cancel';
+import { forwardTask, relay } from './forward';
 import { kernelId, kernelView, meshStats } from '../../core/mesh/schemas';
 import { pageInMemory } from '../../core/pagination';
 import { definePlugin } from '../../core/plugin';
@@ -77,13 +78,16 @@ export default definePlugin({
       method: 'post',
       path: '/{domain}/tasks/{task}',
       summary: 'Runs a task on the least busy eligible node; the body is the task input',
-      description: '200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails (an internal fault answers only with the request id; a task\'s own error with its message and status).',
+      description: '200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails (an internal fault answers only with the request id; a task\'s own error with its message and status). In a cluster, a host without an active node of the kernel forwards the task to the least-loaded host that has one and relays its answer (header X-Served-By names that host); 504 PEER_TIMEOUT or 503 PEER_UNREACHABLE when that host does not answer.',
       access: 'member',
       params: z.object({ domain: kernelId, task: z.string().regex(/^[a-z][a-z0-9_]*$/).max(64) }),
       body: z.unknown(),
       response: z.object({ domain: z.string(), task: z.string(), output: z.unknown(), duration_ms: z.number() }),
-      errors: [404, 422, 502, 503],
-      handler: async ({ params, body, caller, services, res }) => {
+      errors: [404, 422, 502, 503, 504],
+      handler: async ({ params, body, caller, services, req, res }) => {
+        // In a cluster, a host with no active node of the kernel sends the task to one that has.
+        const peer = services.mesh.forwarder?.fromPeer(req) ? null : services.mesh.forwardTarget(params.domain);
+        if (peer) return relay(await forwardTask(services.mesh.forwarder!, peer, req, body, String(res.getHeader('X-Request-Id'))), res);
         // A caller that goes away cancels its task.
         const gone = new Cancel();
         res.on('close', () => {

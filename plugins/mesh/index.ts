@@ -175,5 +175,16 @@ export default definePlugin({
       response: meshStats,
       handler: ({ services }) => services.mesh.stats(),
     }),
+    route({
+      method: 'get',
+      path: '/hosts',
+      summary: 'The hosts of the cluster: address, last heartbeat, whether their lease is live, node count',
+      description: 'On a single host, this host alone (host_id null). A host whose lease ran out stays listed with live false until it comes back or stops cleanly (docs/scale-out.md).',
+      access: 'viewer',
+      response: z.object({
+        hosts: z.array(z.object({ host_id: z.string().nullable(), url: z.string().nullable(), started_at: z.string(), heartbeat_at: z.string(), live: z.boolean(), nodes: z.number().int(), this_host: z.boolean() })),
+      }),
+      handler: ({ services }) => ({ hosts: services.mesh.hosts() }),
+    }),
   ],
 });

@@ -2807,7 +2807,7 @@ export interface paths {
         put?: never;
         /**
          * Runs a task on the least busy eligible node; the body is the task input
-         * @description 200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails (an internal fault answers only with the request id; a task's own error with its message and status).
+         * @description 200 with the output; 422 for bad input; 503 with the reason when the kernel cannot take work (no eligible node within mesh.noNodeWaitMs, breaker open, a dependency not configured); 502 when the task itself fails (an internal fault answers only with the request id; a task's own error with its message and status). In a cluster, a host without an active node of the kernel forwards the task to the least-loaded host that has one and relays its answer (header X-Served-By names that host); 504 PEER_TIMEOUT or 503 PEER_UNREACHABLE when that host does not answer.
          */
         post: operations["post_kernels_domain_tasks_task"];
         delete?: never;
@@ -3299,6 +3299,26 @@ export interface paths {
         };
         /** Mesh health: global state, each kernel and each node with the reason */
         get: operations["get_mesh_health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mesh/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hosts of the cluster: address, last heartbeat, whether their lease is live, node count
+         * @description On a single host, this host alone (host_id null). A host whose lease ran out stays listed with live false until it comes back or stops cleanly (docs/scale-out.md).
+         */
+        get: operations["get_mesh_hosts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -24124,6 +24144,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_ab_difference: {
@@ -24258,6 +24287,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24404,6 +24442,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_aggregate: {
@@ -24527,6 +24574,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24664,6 +24720,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_forecast: {
@@ -24792,6 +24857,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_frequent_sequences: {
@@ -24911,6 +24985,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25045,6 +25128,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_regression: {
@@ -25164,6 +25256,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25320,6 +25421,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_analytics_tasks_simulate_totals: {
@@ -25444,6 +25554,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25591,6 +25710,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_compute_tasks_train: {
@@ -25729,6 +25857,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_llm_tasks_complete: {
@@ -25852,6 +25989,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25986,6 +26132,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_llm_tasks_embed: {
@@ -26103,6 +26258,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26240,6 +26404,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_llm_tasks_render_prompt: {
@@ -26366,6 +26539,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_llm_tasks_similarity: {
@@ -26485,6 +26667,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26623,6 +26814,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26772,6 +26972,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_trading_tasks_portfolio_risk: {
@@ -26901,6 +27110,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_kernels_trading_tasks_price_option: {
@@ -27022,6 +27240,15 @@ export interface operations {
             };
             /** @description Unavailable or not configured */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -27208,6 +27435,63 @@ export interface operations {
                         /** @enum {string} */
                         status: "healthy" | "degraded" | "unhealthy" | "unknown";
                         timestamp: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller lacks the role or plan feature this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_mesh_hosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hosts: {
+                            heartbeat_at: string;
+                            host_id: string | null;
+                            live: boolean;
+                            nodes: number;
+                            started_at: string;
+                            this_host: boolean;
+                            url: string | null;
+                        }[];
                     };
                 };
             };
