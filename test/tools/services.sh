@@ -22,6 +22,13 @@ if ! command -v chromium >/dev/null 2>&1; then
     (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1)) ||
     echo "could not install chromium; the console's browser tests will fail" >&2
 fi
+# docker-compose (Debian package): checks docker-compose.yml when the docker compose plugin is absent.
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
+  echo "installing docker-compose"
+  (apt-get install -y --no-install-recommends docker-compose >/dev/null 2>&1 ||
+    (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends docker-compose >/dev/null 2>&1)) ||
+    echo "could not install docker-compose; the compose file's test is skipped" >&2
+fi
 if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
   echo "starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || echo "could not start PostgreSQL" >&2
