@@ -25,6 +25,7 @@ import type { Deps, PluginDef, ServiceRef } from './plugin';
 import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
 import { TaskForwarder } from './cluster/forward';
+import { clusterHealth } from './cluster/health';
 import { ClusterRegistry } from './cluster/registry';
 import { Mesh } from './mesh/mesh';
 import { meshMigrations } from './mesh/store';
@@ -273,6 +274,7 @@ export class Host {
       }
     });
     health.register('kernels', () => this.services.mesh.probe());
+    if (this.services.mesh.hostId) health.register('cluster', async () => clusterHealth(this.services.mesh));
   }
 
   /** Adds a function to run at stop (core areas close their resources with it). */

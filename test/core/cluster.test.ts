@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import type { BusEvent } from '../../core/events';
 import authPlugin from '../../plugins/auth';
 import kernels from '../../plugins/kernels';
+import health from '../../plugins/health';
 import mesh from '../../plugins/mesh';
 import { BUILTIN_KERNELS } from './mesh-helpers';
 import { eventually } from '../helpers/eventually';
@@ -40,7 +41,7 @@ describe('cluster registry: hosts see each other\'s nodes; a killed host\'s node
   const nodes = async () => (await a.request('GET', '/mesh/nodes')).body.nodes as Array<{ id: string; state: string; host: string | null }>;
 
   before(async () => {
-    a = await startHost({ db: 'postgres', pgSchema: schema, plugins: [authPlugin, mesh, kernels], config: { redis: { url: REDIS_URL }, cluster: cluster('a'), auth: { jwtSecret: secret }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'] } } });
+    a = await startHost({ db: 'postgres', pgSchema: schema, plugins: [authPlugin, health, mesh, kernels], config: { redis: { url: REDIS_URL }, cluster: cluster('a'), auth: { jwtSecret: secret }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'] } } });
     a.host.services.events.subscribe('cluster.host_lost', (e) => events.push(e));
   });
   after(async () => {
@@ -56,6 +57,9 @@ describe('cluster registry: hosts see each other\'s nodes; a killed host\'s node
       return n.some((x) => x.id === 'analytics-b-1') ? n : null;
     }, 10_000);
     expect(all.map((n) => [n.id, n.host, n.state]).sort()).to.deep.equal([['analytics-a-1', 'a', 'active'], ['analytics-b-1', 'b', 'active']]);
+    const health = await a.request('GET', '/health/', { token: null });
+    expect(health.body.components.cluster).to.equal('healthy');
+    expect(health.body.details.cluster.detail).to.deep.include({ this_host: 'a', hosts: 2, live_hosts: 2, lost_hosts: [] });
   });
 
   it('marks a killed host\'s nodes lost within its lease, raises one incident and an event, and still serves tasks', async () => {
@@ -66,6 +70,10 @@ describe('cluster registry: hosts see each other\'s nodes; a killed host\'s node
     expect(events[0].data).to.deep.include({ host_id: 'b', nodes: ['analytics-b-1'] });
     const incidents = await a.host.services.db('health_incidents').where({ node_id: 'analytics-b-1' });
     expect(incidents).to.have.length(1);
+    const health = await a.request('GET', '/health/', { token: null });
+    expect(health.body.status).to.equal('degraded');
+    expect(health.body.components.cluster).to.equal('degraded');
+    expect(health.body.details.cluster.detail).to.deep.include({ live_hosts: 1, lost_hosts: ['b'], reason: 'host b stopped heartbeating' });
     const task = await a.request('POST', '/kernels/analytics/tasks/describe', { body: { values: [1, 2, 3] } });
     expect(task.status).to.equal(200);
   });
