@@ -293,6 +293,7 @@ export class Host {
     // A task a peer forwarded took the tenant's budget there already.
     const forwarder = mesh.forwarder;
     limits.exempt = (req) => forwarder.fromPeer(req);
+    this.onStop(() => forwarder.close());
     this.onStop(() => registry.stop());
   }
 

@@ -7,6 +7,7 @@ import { chaosScenario } from './chaos';
 import { otlpScenario } from './otlp';
 import { dbReads } from './db-reads';
 import { taskThroughput } from './task-throughput';
+import { forwarding } from './forwarding';
 
 export interface BenchContext {
   url: string;
@@ -66,6 +67,7 @@ export const scenarios: Scenario[] = [
   dbReads,
   taskApiVsPool,
   taskThroughput,
+  forwarding,
   healthFanOut,
   {
     // Starts its own services (a store to seed, with and without HTTP metrics).
