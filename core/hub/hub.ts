@@ -32,8 +32,13 @@ interface Client {
 /** Envelope of an event on the Redis channel: the host it came from, and the event. */
 interface Relayed {
   origin: string;
+  /** This origin's count of relayed events: receivers keep each origin's order and see gaps. */
+  seq: number;
   event: BusEvent;
 }
+
+/** Origins remembered for ordering (a host's hub gets a new id at each start). */
+const ORIGINS_KEPT = 1000;
 
 /**
  * The live stream (DESIGN §6): relays every bus event to the WebSocket clients of
@@ -45,6 +50,10 @@ export class Hub {
   /** Clients dropped for a full send buffer or a missed pong. */
   dropped = { slow: 0, unresponsive: 0 };
   sent = 0;
+  /** Events of other hosts that never arrived (a Redis reconnect loses pub/sub messages). */
+  relayGaps = 0;
+  private relayed = 0;
+  private readonly lastSeq = new Map<string, number>();
   private unsubscribe: (() => void) | null = null;
   private pinger: NodeJS.Timeout | null = null;
   private rechecker: NodeJS.Timeout | null = null;
@@ -65,7 +74,7 @@ export class Hub {
     this.unsubscribe = this.events.subscribe('*', (e) => {
       this.broadcast(e);
       if (this.redis) {
-        const msg: Relayed = { origin: this.hostId, event: e };
+        const msg: Relayed = { origin: this.hostId, seq: ++this.relayed, event: e };
         this.redis.publish(this.cfg.channel, JSON.stringify(msg)).catch(() => undefined);
       }
     });
@@ -85,13 +94,32 @@ export class Hub {
         } catch {
           return;
         }
-        if (!msg || msg.origin === this.hostId || typeof msg.event?.type !== 'string') return;
+        if (!msg || msg.origin === this.hostId || typeof msg.event?.type !== 'string' || !Number.isInteger(msg.seq)) return;
+        if (!this.inOrder(msg.origin, msg.seq)) return;
         // Another host's events go to this host's clients only (not onto the local bus),
-        // marked with the host they came from.
-        this.broadcast({ ...msg.event, origin: msg.origin } as BusEvent);
+        // marked with the host they came from and their place in its sequence.
+        this.broadcast({ ...msg.event, origin: msg.origin, seq: msg.seq } as BusEvent);
       });
       await sub.subscribe(this.cfg.channel).catch((err: Error) => this.log.warn({ err: err.message }, 'hub: redis subscribe failed; fan-out across hosts is off'));
     }
+  }
+
+  /**
+   * Each host publishes its events on one Redis connection, in the order its bus had them, and
+   * events about a node are published by the host that runs it: so a node's events arrive in
+   * order. A message older than one already passed on (a duplicate) is dropped; a gap is counted.
+   */
+  private inOrder(origin: string, seq: number): boolean {
+    const last = this.lastSeq.get(origin);
+    if (last !== undefined && seq <= last) return false;
+    if (last !== undefined && seq > last + 1) {
+      this.relayGaps += seq - last - 1;
+      this.log.warn({ origin, missed: seq - last - 1 }, 'hub: events of another host were lost (Redis reconnect?)');
+    }
+    this.lastSeq.delete(origin);
+    this.lastSeq.set(origin, seq);
+    if (this.lastSeq.size > ORIGINS_KEPT) this.lastSeq.delete(this.lastSeq.keys().next().value!);
+    return true;
   }
 
   async stop(): Promise<void> {

@@ -185,6 +185,13 @@ describe('hub: slow clients and fan-out across hosts', () => {
       const relayed = await s.next((m) => m.type === 'node_state' && m.data.state === 'paused');
       expect(relayed.origin).to.equal(a.host.services.hub.hostId);
       expect(b.host.services.mesh.node('probe-1').state).to.equal('active');
+      // A node's events reach the other host's clients in the order they happened, numbered.
+      for (let i = 0; i < 300; i++) a.host.services.events.publish('node_state', { node_id: 'probe-1', kernel_id: 'probe', state: 'active', previous: 'paused', n: i });
+      await s.next((x) => x.type === 'node_state' && x.data.n === 299);
+      const seen = s.messages.filter((x) => x.type === 'node_state' && typeof x.data.n === 'number').map((x) => ({ n: x.data.n as number, seq: x.seq! }));
+      expect(seen.map((x) => x.n)).to.deep.equal([...Array(300).keys()]);
+      expect(seen.every((x, i) => i === 0 || x.seq === seen[i - 1]!.seq + 1)).to.equal(true);
+      expect(b.host.services.hub.relayGaps).to.equal(0);
       await s.close();
     } finally {
       await a.stop();

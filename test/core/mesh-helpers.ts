@@ -21,9 +21,9 @@ export function startMeshHost(only: string[], mesh: Record<string, unknown> = {}
 
 export interface Stream {
   ws: WebSocket;
-  messages: Array<{ type: string; timestamp: string; data: any; origin?: string }>;
+  messages: Array<{ type: string; timestamp: string; data: any; origin?: string; seq?: number }>;
   /** Resolves with the first message (seen or future) that matches, or rejects after ms. */
-  next(pred: (m: { type: string; data: any }) => boolean, ms?: number): Promise<{ type: string; timestamp: string; data: any; origin?: string }>;
+  next(pred: (m: { type: string; data: any }) => boolean, ms?: number): Promise<{ type: string; timestamp: string; data: any; origin?: string; seq?: number }>;
   send(v: unknown): void;
   close(): Promise<void>;
 }

@@ -61,7 +61,11 @@ describe('automation: deployments left in flight by a process that died', functi
     expect(alsoAlive.body.state).to.equal('running');
     // Settled once: a second sweep finds nothing more, and one action records it.
     expect(await engine().sweep()).to.deep.equal([]);
-    const acts = await db()('actions').where({ action: 'deployment_abandoned', target_id: dead });
+    // The periodic sweep records its action just after the state change.
+    const acts = await eventually(async () => {
+      const rows = await db()('actions').where({ action: 'deployment_abandoned', target_id: dead });
+      return rows.length ? rows : null;
+    });
     expect(acts).to.have.length(1);
     expect(await h.host.services.leases.holder(`automation.deployment:${dead}`)).to.equal(null);
     await db()('leases').where({ name: `automation.deployment:${alive}` }).delete();

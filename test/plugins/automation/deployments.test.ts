@@ -84,9 +84,13 @@ describe('automation: deployments on the mesh', function () {
       const rollback = done.steps.filter((s: { phase: string }) => s.phase === 'rollback');
       expect(rollback.map((s: { action: string; node_id: string }) => [s.action, s.node_id])).to.deep.equal([['remove_node', rollout[0].node_id]]);
       expect(nodes().map((n) => n.id)).to.deep.equal(before);
-      const actions = await h.request('GET', `/ops/actions/history?target=${c.body.id}`, {});
-      expect(actions.body.actions, actions.text).to.be.an('array');
-      expect(actions.body.actions.map((a: { action: string }) => a.action)).to.include.members(['deployment_gate_failed', 'deployment_rolled_back']);
+      // The action of the last state change is recorded just after it.
+      const names = await eventually(async () => {
+        const actions = await h.request('GET', `/ops/actions/history?target=${c.body.id}`, {});
+        const n = (actions.body.actions as Array<{ action: string }>).map((a) => a.action);
+        return n.includes('deployment_rolled_back') ? n : null;
+      });
+      expect(names).to.include.members(['deployment_gate_failed', 'deployment_rolled_back']);
     } finally {
       off();
     }
