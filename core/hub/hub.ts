@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import type { Config } from '../config';
 import type { BusEvent, EventBus } from '../events';
 import type { Logger } from '../logger';
@@ -36,6 +36,16 @@ interface Relayed {
   seq: number;
   event: BusEvent;
 }
+
+/** The parts of ws's per-socket Sender (8.x) the pre-framed broadcast uses. */
+interface RawSender {
+  _state: number;
+  _queue: unknown[];
+  sendFrame(list: Buffer[], cb?: () => void): void;
+}
+
+// ws exports its Sender (ws/lib/sender.js); its type declarations do not.
+const Sender = (WebSocket as unknown as { Sender: { frame(data: Buffer, o: { fin: boolean; opcode: number; mask: boolean; readOnly: boolean; rsv1: boolean }): Buffer[] } }).Sender;
 
 /** Origins remembered for ordering (a host's hub gets a new id at each start). */
 const ORIGINS_KEPT = 1000;
@@ -176,23 +186,29 @@ export class Hub {
   broadcast(e: BusEvent): void {
     if (this.clients.size === 0) return;
     const data = Buffer.from(JSON.stringify(e));
+    // Framed once for every client (server frames are not masked, so they are all the same
+    // bytes): each socket then gets one write instead of a header, a payload and a cork.
+    const frame = Buffer.concat(Sender.frame(data, { fin: true, opcode: 1, mask: false, readOnly: true, rsv1: false }));
     for (const c of this.clients) {
       if (c.types && !c.types.has(e.type)) continue;
       if (!visibleTo(e, c.caller)) continue;
-      this.sendTo(c, data);
+      this.sendTo(c, data, frame);
     }
   }
 
-  private sendTo(c: Client, data: string | Buffer): void {
+  private sendTo(c: Client, data: string | Buffer, frame?: Buffer): void {
     if (c.ws.readyState !== c.ws.OPEN) return;
     // A client that does not read holds memory: past the bound it is dropped, not buffered.
-    if (c.ws.bufferedAmount + data.length > this.cfg.maxBufferedBytes) {
+    if (c.ws.bufferedAmount + Buffer.byteLength(data) > this.cfg.maxBufferedBytes) {
       this.dropped.slow++;
       this.clients.delete(c);
       c.ws.terminate();
       return;
     }
-    c.ws.send(data, { binary: false });
+    const sender = (c.ws as unknown as { _sender?: RawSender })._sender;
+    // ws's own path whenever its sender is busy (a frame being compressed or queued).
+    if (frame && sender && sender._state === 0 && sender._queue.length === 0 && typeof sender.sendFrame === 'function') sender.sendFrame([frame]);
+    else c.ws.send(data, { binary: false });
     this.sent++;
   }
 

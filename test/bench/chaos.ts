@@ -9,6 +9,7 @@ import { chaosEngineRef } from '../../plugins/chaos/engine/service';
 import kernelsPlugin from '../../plugins/kernels';
 import { drive, type Row } from './harness';
 import type { Scenario } from './scenarios';
+import { bootstrapAdmin } from '../../plugins/auth/store';
 
 const caller = { id: 'bench', tenantId: 'platform' };
 
@@ -41,6 +42,8 @@ export const chaosScenario: Scenario = {
       }
       aborts.sort((a, b) => a - b);
       const at = (p: number) => aborts[Math.min(aborts.length - 1, Math.floor((p / 100) * aborts.length))];
+      // Hosts without the auth plugin have no first admin: the bench makes it as the tests do.
+      await bootstrapAdmin(host.services.db, config);
       const admin = await host.services.db('users').first();
       const token = host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }).token;
       const history = await drive({ url: `http://127.0.0.1:${host.port}/ops/resilience/experiments?limit=20`, headers: { authorization: `Bearer ${token}` } });

@@ -47,8 +47,14 @@ export async function startProcess(script: string, env: Record<string, string>, 
   return { proc, output: () => out };
 }
 
+/**
+ * BENCH_CPU_PROF=dir: the servers a bench starts write a CPU profile there when they stop
+ * (open it in Chrome DevTools or speedscope; docs/benchmarks.md).
+ */
+export const PROFILE_FLAGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
 /** The service runs with the node flags `make run` gives it (see the Makefile). */
-const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'];
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64', ...PROFILE_FLAGS];
 
 /**
  * The real service on a fresh SQLite file; resolves with its URL and the admin password.

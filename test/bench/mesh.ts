@@ -10,9 +10,10 @@ import WebSocket from 'ws';
 import { loadConfig } from '../../core/config';
 import { Host } from '../../core/host';
 import kernelsPlugin from '../../plugins/kernels';
-import { DURATION, freePort, ROOT, type Figures, type Row } from './harness';
+import { DURATION, freePort, PROFILE_FLAGS, ROOT, type Figures, type Row } from './harness';
 import { LeanClient } from './lean-client';
 import type { Scenario } from './scenarios';
+import { bootstrapAdmin } from '../../plugins/auth/store';
 
 function figures(samples: number[], seconds: number, failed = 0): Figures {
   const s = [...samples].sort((a, b) => a - b);
@@ -76,6 +77,8 @@ export const taskApiVsPool: Scenario = {
     const config = loadConfig({}, { server: { port: 0, host: '127.0.0.1' }, dataDir, log: { level: 'warn' }, auth: { adminPassword: 'bench-admin-password' }, mesh: { only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, plans: { enterprise: { requestsPerMinute: 1_000_000_000 } } });
     const host = new Host({ config, plugins: [kernelsPlugin] });
     await host.start();
+    // Hosts without the auth plugin have no first admin: the bench makes it as the tests do.
+    await bootstrapAdmin(host.services.db, config);
     const admin = await host.services.db('users').first();
     const token = host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }).token;
     const workerFile = path.join(ROOT, 'dist', 'kernels', 'analytics', 'worker.js');
@@ -159,7 +162,7 @@ export const healthFanOut: Scenario = {
   selfContained: true,
   async run(): Promise<Row[]> {
     const port = await freePort();
-    const proc = spawn(process.execPath, ['--expose-gc', path.join(ROOT, 'dist', 'test', 'bench', 'servers', 'hub.js')], { env: { ...process.env, PORT: String(port) }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, ['--expose-gc', ...PROFILE_FLAGS, path.join(ROOT, 'dist', 'test', 'bench', 'servers', 'hub.js')], { env: { ...process.env, PORT: String(port) }, stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.on('data', (d) => (out += String(d)));
     /** Sends a command to the server and resolves with the first new line matching `re`. */

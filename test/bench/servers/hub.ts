@@ -7,12 +7,15 @@ import readline from 'node:readline';
 import { loadConfig } from '../../../core/config';
 import { Host } from '../../../core/host';
 import opsMesh from '../../../plugins/ops-mesh';
+import { bootstrapAdmin } from '../../../plugins/auth/store';
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-hub-'));
   const config = loadConfig({}, { server: { port: Number(process.env.PORT), host: '127.0.0.1' }, dataDir, log: { level: 'warn' }, auth: { adminPassword: 'bench-admin-password' }, mesh: { only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 } });
   const host = new Host({ config, plugins: [opsMesh] });
   await host.start();
+  // Hosts without the auth plugin have no first admin: the bench makes it as the tests do.
+  await bootstrapAdmin(host.services.db, config);
   const admin = await host.services.db('users').first();
   const token = host.services.auth.sign({ id: admin.id, tenantId: admin.tenant_id, role: 'admin' }).token;
   process.stdout.write(`ready ${token}\n`);
