@@ -63,6 +63,8 @@ export const configSchema = z.object({
       leaseMs: z.number().int().min(300).default(3000),
       /** Prefix of the registry's keys in Redis (tests give each run its own). */
       prefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/).default('pc-cluster'),
+      /** How long a node action sent to the host that runs the node waits for its answer (504 after). */
+      controlTimeoutMs: z.number().int().min(100).max(120_000).default(5000),
     })
     .prefault({}),
   log: z

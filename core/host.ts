@@ -24,7 +24,9 @@ import { metaPlugin } from './meta';
 import type { Deps, PluginDef, ServiceRef } from './plugin';
 import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
+import { ControlBus } from './cluster/bus';
 import { TaskForwarder } from './cluster/forward';
+import { runOwned } from './cluster/node-actions';
 import { clusterHealth } from './cluster/health';
 import { ClusterRegistry } from './cluster/registry';
 import { Mesh } from './mesh/mesh';
@@ -288,6 +290,12 @@ export class Host {
       throw new BootError(`cluster registry: ${err.message}`);
     });
     mesh.remoteNodes = () => registry.remoteNodes();
+    const bus = new ControlBus(redis, cluster.prefix, cluster.hostId, cluster.controlTimeoutMs, (req) => runOwned(mesh, req), this.log);
+    await bus.start().catch((err: Error) => {
+      throw new BootError(`cluster control bus: ${err.message}`);
+    });
+    mesh.bus = bus;
+    this.onStop(() => bus.stop());
     mesh.hosts = () => registry.hostList().map((h) => ({ ...h, this_host: h.host_id === cluster.hostId }));
     mesh.forwarder = new TaskForwarder(cluster.hostId, loadSecret(this.config), () => registry.hostList(), () => registry.remoteNodes(), mesh.cfg.taskTimeoutMs + 5000);
     // A task a peer forwarded took the tenant's budget there already.

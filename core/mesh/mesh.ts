@@ -16,6 +16,7 @@ import type { CancelSignal } from './cancel';
 import { discoverKernels } from './discovery';
 import { combine, nodeHealth } from './health';
 import { Kernel, NotCounted } from './kernel';
+import type { ControlBus } from '../cluster/bus';
 import type { PeerHost, TaskForwarder } from '../cluster/forward';
 import { MeshNode } from './node';
 import { MeshControl } from './control';
@@ -103,6 +104,8 @@ export class Mesh {
   /** The hosts of the cluster (core/cluster sets it); this host alone otherwise. */
   hosts: () => HostInfo[] = () => [{ host_id: null, url: null, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), live: true, nodes: this.nodeMap.size, this_host: true }];
   readonly startedAt = new Date().toISOString();
+  /** Sends node actions to the host that runs the node (core/cluster sets it); null on a single host. */
+  bus: ControlBus | null = null;
   /** Sends tasks to another host of the cluster (core/cluster sets it); null on a single host. */
   forwarder: TaskForwarder | null = null;
   private loop: NodeJS.Timeout | null = null;
@@ -252,6 +255,18 @@ export class Mesh {
     // Not run here and no active node anywhere: the kernel exists in the cluster but cannot take work.
     if (!peer && !k && this.remoteNodes().some((n) => n.kernel_id === domain)) throw new Unavailable(`No host of the cluster has an active node of kernel ${domain}`, 1, 'NO_ACTIVE_NODE');
     return peer;
+  }
+
+  /**
+   * The host that runs `nodeId` when another host does (null: this host, or no such node, which
+   * the local call answers with 404). A node of a host whose lease ran out is 409 NODE_HOST_LOST.
+   */
+  ownerOf(nodeId: string): string | null {
+    if (this.nodeMap.has(nodeId)) return null;
+    const remote = this.remoteNodes().find((n) => n.id === nodeId);
+    if (!remote?.host) return null;
+    if (remote.state === 'lost') throw new HttpError(409, `Node ${nodeId} ran on host ${remote.host}, which stopped heartbeating: ${remote.reason}`, {}, 'NODE_HOST_LOST');
+    return remote.host;
   }
 
   /** This host's nodes only. */

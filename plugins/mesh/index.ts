@@ -4,6 +4,7 @@ import type { ActionActor } from '../../core/mesh/types';
 import { pageInMemory } from '../../core/pagination';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
+import { onOwner } from './owner';
 import type { Caller } from '../../core/roles';
 
 const params = z.object({ node_id: nodeId });
@@ -76,8 +77,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: nodeView,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.pauseNode(params.node_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => onOwner(services.mesh, params.node_id, 'pause', { actor: actor(caller) }, () => services.mesh.pauseNode(params.node_id, actor(caller))),
     }),
     route({
       method: 'post',
@@ -86,8 +87,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: nodeView,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.resumeNode(params.node_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => onOwner(services.mesh, params.node_id, 'resume', { actor: actor(caller) }, () => services.mesh.resumeNode(params.node_id, actor(caller))),
     }),
     route({
       method: 'post',
@@ -99,8 +100,8 @@ export default definePlugin({
       body: drainBody,
       status: 202,
       response: drainStatus,
-      errors: [404, 409],
-      handler: ({ params, body, caller, services }) => services.mesh.drainNode(params.node_id, body, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, body, caller, services }) => onOwner(services.mesh, params.node_id, 'drain', { actor: actor(caller), opts: body }, () => services.mesh.drainNode(params.node_id, body, actor(caller))),
     }),
     route({
       method: 'post',
@@ -110,8 +111,8 @@ export default definePlugin({
       params,
       body: z.object({ force: z.boolean().default(false) }).strict(),
       response: nodeView,
-      errors: [404, 409],
-      handler: ({ params, body, caller, services }) => services.mesh.completeDrain(params.node_id, body, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, body, caller, services }) => onOwner(services.mesh, params.node_id, 'drain_complete', { actor: actor(caller), opts: body }, () => services.mesh.completeDrain(params.node_id, body, actor(caller))),
     }),
     route({
       method: 'post',
@@ -120,8 +121,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: nodeView,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.abortDrain(params.node_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => onOwner(services.mesh, params.node_id, 'drain_abort', { actor: actor(caller) }, () => services.mesh.abortDrain(params.node_id, actor(caller))),
     }),
     route({
       method: 'get',
@@ -130,8 +131,8 @@ export default definePlugin({
       access: 'viewer',
       params,
       response: drainStatus,
-      errors: [404],
-      handler: ({ params, services }) => services.mesh.drainStatus(params.node_id),
+      errors: [404, 409, 504],
+      handler: ({ params, services }) => onOwner(services.mesh, params.node_id, 'drain_status', {}, () => services.mesh.drainStatus(params.node_id)),
     }),
     route({
       method: 'post',
@@ -151,9 +152,9 @@ export default definePlugin({
       access: 'operator',
       params,
       status: 204,
-      errors: [404, 409],
+      errors: [404, 409, 504],
       handler: async ({ params, caller, services }) => {
-        await services.mesh.removeNode(params.node_id, actor(caller));
+        await onOwner(services.mesh, params.node_id, 'remove', { actor: actor(caller) }, () => services.mesh.removeNode(params.node_id, actor(caller)));
       },
     }),
     route({
@@ -164,8 +165,8 @@ export default definePlugin({
       params,
       body: z.object({ threads: z.number().int().min(1).max(64) }).strict(),
       response: nodeView,
-      errors: [404],
-      handler: ({ params, body, caller, services }) => services.mesh.setThreads(params.node_id, body.threads, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, body, caller, services }) => onOwner(services.mesh, params.node_id, 'threads', { actor: actor(caller), threads: body.threads }, () => services.mesh.setThreads(params.node_id, body.threads, actor(caller))),
     }),
     route({
       method: 'get',

@@ -1,12 +1,13 @@
-// The cost of task forwarding across the hosts of a cluster (issue 20): the same task driven
-// through the host that runs its kernel, and through a host without it that forwards each
-// request to the first. Two real service processes on PostgreSQL and Redis.
+// The cost of crossing hosts in a cluster (issue 20): the same task driven through the host
+// that runs its kernel and through a host without it that forwards each request to the first,
+// and node control actions on the owner and through the other host. Two real service
+// processes on PostgreSQL and Redis.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { drive, freePort, startService, type Row } from './harness';
+import { drive, freePort, startService, type Figures, type Row } from './harness';
 import type { Scenario } from './scenarios';
 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -55,7 +56,28 @@ export const forwarding: Scenario = {
       await drive({ ...load(forwards.url), seconds: 1 });
       const direct = await drive(load(runs.url));
       const forwarded = await drive(load(forwards.url));
+      // Control across hosts: pause and resume b's node through a (each a round trip over Redis to b).
+      const nodes = (await (await fetch(`${runs.url}/mesh/nodes`, { headers: { authorization: `Bearer ${token}` } })).json()) as { nodes: Array<{ id: string; host: string }> };
+      const node = nodes.nodes.find((n) => n.host === 'b')!.id;
+      const control = async (via: string): Promise<Figures> => {
+        const ms: number[] = [];
+        for (let i = 0; i < 100; i++) {
+          for (const action of ['pause', 'resume']) {
+            const t0 = performance.now();
+            const r = await fetch(`${via}/mesh/nodes/${node}/${action}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+            await r.arrayBuffer();
+            if (r.status !== 200) throw new Error(`control bench: ${action} answered ${r.status}`);
+            ms.push(performance.now() - t0);
+          }
+        }
+        ms.sort((x, y) => x - y);
+        return { rps: ms.length / (ms.reduce((x, y) => x + y, 0) / 1000), p50: ms[ms.length >> 1]!, p99: ms[Math.floor(ms.length * 0.99)]!, non2xx: 0, errors: 0 };
+      };
+      const local = await control(runs.url);
+      const remote = await control(forwards.url);
       return [
+        { name: 'node pause/resume on its own host (200 calls)', figures: local, note: 'one at a time' },
+        { name: 'node pause/resume through another host (200 calls)', figures: remote, note: `+${(remote.p50 - local.p50).toFixed(2)} ms p50 (Redis round trip to the owner)` },
         { name: 'task on the host that runs the kernel', figures: direct },
         { name: 'task forwarded by a host without it', figures: forwarded, note: `${(forwarded.rps / Math.max(1, direct.rps)).toFixed(2)}x direct; +${(forwarded.p50 - direct.p50).toFixed(0)} ms p50` },
       ];
