@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -10,17 +9,9 @@ import kernels from '../../plugins/kernels';
 import mesh from '../../plugins/mesh';
 import { BUILTIN_KERNELS } from './mesh-helpers';
 import { eventually } from '../helpers/eventually';
-import { dropSchema, PG_URL, REDIS_URL, startHost, type TestHost } from '../helpers/host';
+import { dropSchema, freePort, PG_URL, REDIS_URL, startHost, type TestHost } from '../helpers/host';
 
 const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 // Three hosts on one PostgreSQL schema and Redis: a in this process, b and c separate
 // processes. A node action sent to any host is done by the host that runs the node.

@@ -1,20 +1,11 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { expect } from 'chai';
 import authPlugin from '../../plugins/auth';
 import kernels from '../../plugins/kernels';
 import mesh from '../../plugins/mesh';
 import { BUILTIN_KERNELS } from './mesh-helpers';
 import { eventually } from '../helpers/eventually';
-import { dropSchema, REDIS_URL, startHost, type TestHost } from '../helpers/host';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { dropSchema, freePort, REDIS_URL, startHost, type TestHost } from '../helpers/host';
 
 // Two hosts on one PostgreSQL schema and Redis: a runs only the analytics kernel, b only
 // trading. A trading task sent to a is forwarded to b and answered as b answers it.

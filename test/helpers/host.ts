@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
@@ -172,3 +173,12 @@ export function eachDatabase(title: string, fn: (db: DbKind) => void): void {
 
 /** A route maker that types no services, for test plugins built outside `definePlugin`. */
 export const anyRoute: RouteMaker<any> = (spec) => spec;
+
+/** A port free now (for a host that must know its own URL before it listens: a cluster's CLUSTER_URL). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
