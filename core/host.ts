@@ -26,7 +26,9 @@ import { openRedis, type Redis } from './redis';
 import { Hub } from './hub/hub';
 import { ControlBus } from './cluster/bus';
 import { TaskForwarder } from './cluster/forward';
+import { kernelHandlers } from './cluster/kernel-actions';
 import { runOwned } from './cluster/node-actions';
+import { hostStats } from './cluster/stats';
 import { clusterHealth } from './cluster/health';
 import { ClusterRegistry } from './cluster/registry';
 import { Mesh } from './mesh/mesh';
@@ -294,6 +296,8 @@ export class Host {
     await bus.start().catch((err: Error) => {
       throw new BootError(`cluster control bus: ${err.message}`);
     });
+    for (const [action, fn] of Object.entries(kernelHandlers(mesh))) bus.handle(action, fn);
+    bus.handle('mesh.stats', async () => ({ status: 200, body: hostStats(mesh) }));
     mesh.bus = bus;
     this.onStop(() => bus.stop());
     mesh.hosts = () => registry.hostList().map((h) => ({ ...h, this_host: h.host_id === cluster.hostId }));

@@ -2,6 +2,7 @@
 // to the host that runs the node over Redis pub/sub and waits for that host's answer. The
 // owner acts (and records the action and its events) once; the caller gets its exact answer.
 import crypto from 'node:crypto';
+import { HttpError } from '../errors';
 import type { Logger } from '../logger';
 import type { Redis } from '../redis';
 
@@ -19,9 +20,30 @@ export interface ControlAnswer {
   body: unknown;
 }
 
+/** Runs one kind of request on the host that owns its subject (plugins register theirs). */
+export type ControlHandler = (req: ControlRequest) => Promise<ControlAnswer>;
+
+/** The owner's body when it succeeded; its refusal (status, detail, code and the rest) as an HttpError otherwise. */
+export function bodyOrThrow<T>(a: ControlAnswer, owner: string): T {
+  if (a.status < 300) return a.body as T;
+  const { detail, code, ...extra } = (a.body ?? {}) as { detail?: unknown; code?: string } & Record<string, unknown>;
+  throw new HttpError(a.status, detail ?? `host ${owner} answered ${a.status}`, {}, code, extra);
+}
+
+/** Runs `fn` as an owner's answer: its result as 200, a refusal (HttpError) as its status and body. */
+export async function answerOf(fn: () => Promise<unknown>): Promise<ControlAnswer> {
+  try {
+    return { status: 200, body: await fn() };
+  } catch (err) {
+    if (err instanceof HttpError) return { status: err.status, body: err.body() };
+    throw err;
+  }
+}
+
 export class ControlBus {
   private sub: Redis | null = null;
   private readonly pending = new Map<string, (a: ControlAnswer) => void>();
+  private readonly handlers = new Map<string, ControlHandler>();
 
   constructor(
     private readonly redis: Redis,
@@ -59,10 +81,20 @@ export class ControlBus {
     await sub.subscribe(this.channel('req', this.hostId), this.channel('ans', this.hostId));
   }
 
+  /**
+   * Lets other hosts send `action` here (a plugin's own cross-host operation, such as a chaos
+   * fault on a node this host runs); node actions go to the bus's default runner.
+   */
+  handle(action: string, fn: ControlHandler): void {
+    if (this.handlers.has(action)) throw new Error(`cluster control: action ${action} is handled already`);
+    this.handlers.set(action, fn);
+  }
+
   private async answer(req: ControlRequest): Promise<void> {
     let a: ControlAnswer;
     try {
-      a = await this.run(req);
+      const h = this.handlers.get(req.action);
+      a = h ? await h(req) : await this.run(req);
     } catch (err) {
       this.log.error({ err: (err as Error).message, action: req.action, node: req.node_id }, 'cluster control: the action failed on its owner');
       a = { status: 502, body: { detail: `host ${this.hostId} failed to run ${req.action} on node ${req.node_id} (request id ${req.id}; its log has the details)`, code: 'OWNER_FAILED' } };
@@ -70,15 +102,21 @@ export class ControlBus {
     await this.redis.publish(this.channel('ans', req.from), JSON.stringify({ id: req.id, ...a })).catch((err: Error) => this.log.warn({ err: err.message }, 'cluster control: the answer could not be sent'));
   }
 
-  /** Sends `action` on `nodeId` to `owner`; its answer, or 504 OWNER_TIMEOUT when none comes in time. */
-  async request(owner: string, nodeId: string, action: string, args: Record<string, unknown>): Promise<ControlAnswer> {
+  /**
+   * Sends `action` on `nodeId` (or another subject the owner holds, named by `opts.what`) to
+   * `owner`; its answer, or 504 OWNER_TIMEOUT when none comes in time.
+   */
+  async request(owner: string, nodeId: string, action: string, args: Record<string, unknown>, opts: { what?: string; timeoutMs?: number } = {}): Promise<ControlAnswer> {
     const id = crypto.randomUUID();
-    const timeout: ControlAnswer = { status: 504, body: { detail: `Host ${owner}, which runs node ${nodeId}, did not answer within ${this.timeoutMs} ms; the action may still happen there: check the node`, code: 'OWNER_TIMEOUT' } };
+    const what = opts.what ?? `node ${nodeId}`;
+    // An action that takes time by design (a probe round) adds its own time to the bus's.
+    const wait = this.timeoutMs + (opts.timeoutMs ?? 0);
+    const timeout: ControlAnswer = { status: 504, body: { detail: `Host ${owner}, which runs ${what}, did not answer within ${wait} ms; the action may still happen there: check the ${what.split(' ')[0]}`, code: 'OWNER_TIMEOUT' } };
     const answered = new Promise<ControlAnswer>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         resolve(timeout);
-      }, this.timeoutMs);
+      }, wait);
       this.pending.set(id, (a) => {
         clearTimeout(timer);
         this.pending.delete(id);
@@ -89,7 +127,7 @@ export class ControlBus {
     const listeners = await this.redis.publish(this.channel('req', owner), JSON.stringify(req));
     if (listeners === 0) {
       // Nobody listens for that host: it is gone (or not yet started); no need to wait.
-      this.pending.get(id)?.({ status: 504, body: { detail: `Host ${owner}, which runs node ${nodeId}, is not listening for control (stopped or cut off)`, code: 'OWNER_TIMEOUT' } });
+      this.pending.get(id)?.({ status: 504, body: { detail: `Host ${owner}, which runs ${what}, is not listening for control (stopped or cut off)`, code: 'OWNER_TIMEOUT' } });
     }
     return answered;
   }

@@ -17,6 +17,7 @@ import { discoverKernels } from './discovery';
 import { combine, nodeHealth } from './health';
 import { Kernel, NotCounted } from './kernel';
 import type { ControlBus } from '../cluster/bus';
+import { clusterStats } from '../cluster/stats';
 import type { PeerHost, TaskForwarder } from '../cluster/forward';
 import { MeshNode } from './node';
 import { MeshControl } from './control';
@@ -550,8 +551,14 @@ export class Mesh {
     return overviewOf(this);
   }
 
+  /** This host's counters and timings. */
   stats(): MeshStats {
     return statsOf(this);
+  }
+
+  /** Every live host's counters and timings, merged (this host's alone on a single host). */
+  clusterStats(): Promise<MeshStats & { hosts: string[] }> {
+    return clusterStats(this);
   }
 
   // ---- breaker events ----

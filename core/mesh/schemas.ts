@@ -80,9 +80,10 @@ export const meshStats = z.object({
       ...counters,
       run_time_ms: timing,
       wait_time_ms: timing,
-      nodes: z.array(z.object({ node_id: z.string(), state: nodeState, utilization: z.number(), ...counters, run_time_ms: timing, wait_time_ms: timing })),
+      nodes: z.array(z.object({ node_id: z.string(), host: z.string().nullable().describe('The cluster host that runs the node (null on a single host)'), state: nodeState, utilization: z.number(), ...counters, run_time_ms: timing, wait_time_ms: timing })),
     }),
   ),
+  hosts: z.array(z.string()).describe('In a cluster, the hosts whose figures are in (every live host that answered in time); empty on a single host'),
 });
 
 export const overview = z.object({

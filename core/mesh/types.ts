@@ -101,7 +101,7 @@ export interface Counters {
 export interface MeshStats {
   timestamp: string;
   totals: Omit<Counters, 'run_time_ms' | 'wait_time_ms'>;
-  kernels: Array<Counters & { kernel_id: string; nodes: Array<Counters & { node_id: string; state: NodeState; utilization: number }> }>;
+  kernels: Array<Counters & { kernel_id: string; nodes: Array<Counters & { node_id: string; host: string | null; state: NodeState; utilization: number }> }>;
 }
 
 /** A host of the cluster, as GET /mesh/hosts lists it. */

@@ -34,7 +34,7 @@ export function statsOf(mesh: Mesh): MeshStats {
   const kernels = [...mesh.kernelMap.values()].map((k) => {
     const nodes = k.nodes.map((n) => {
       const t = n.timings();
-      return { node_id: n.id, state: n.state, tasks_run: n.tasksRun, tasks_failed: n.tasksFailed, in_flight: n.inFlight, queued: n.queued, utilization: n.pool ? Math.round(n.pool.utilization * 1000) / 1000 : 0, run_time_ms: t.run, wait_time_ms: t.wait };
+      return { node_id: n.id, host: mesh.hostId, state: n.state, tasks_run: n.tasksRun, tasks_failed: n.tasksFailed, in_flight: n.inFlight, queued: n.queued, utilization: n.pool ? Math.round(n.pool.utilization * 1000) / 1000 : 0, run_time_ms: t.run, wait_time_ms: t.wait };
     });
     const sum = (f: (x: (typeof nodes)[number]) => number) => nodes.reduce((a, x) => a + f(x), 0);
     return { kernel_id: k.id, tasks_run: sum((x) => x.tasks_run), tasks_failed: sum((x) => x.tasks_failed), in_flight: sum((x) => x.in_flight), queued: sum((x) => x.queued), run_time_ms: timing(k.runTime), wait_time_ms: timing(k.waitTime), nodes };

@@ -33,9 +33,9 @@ export default definePlugin({
       params: domainParams,
       response: kernelView.extend({ stats: meshStats.shape.kernels.element }),
       errors: [404],
-      handler: ({ params, services }) => {
+      handler: async ({ params, services }) => {
         const view = services.mesh.kernel(params.domain);
-        const stats = services.mesh.stats().kernels.find((k) => k.kernel_id === params.domain)!;
+        const stats = (await services.mesh.clusterStats()).kernels.find((k) => k.kernel_id === params.domain)!;
         return { ...view, stats };
       },
     }),

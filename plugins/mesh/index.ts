@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeView, nodeViewState } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
 import { pageInMemory } from '../../core/pagination';
+import { addNodeOn } from '../../core/cluster/kernel-actions';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 import { onOwner } from './owner';
@@ -138,12 +139,13 @@ export default definePlugin({
       method: 'post',
       path: '/nodes',
       summary: 'Add a node to a kernel (a new pool; ids continue the kernel\'s numbering)',
+      description: 'In a cluster, `host` names the host that runs the new node (default: the host that gets the call); 404 for an unknown host, 409 HOST_LOST for one that stopped heartbeating, 504 OWNER_TIMEOUT when it does not answer.',
       access: 'operator',
-      body: z.object({ kernel_id: kernelId, threads: z.number().int().min(1).max(64).optional() }).strict(),
+      body: z.object({ kernel_id: kernelId, threads: z.number().int().min(1).max(64).optional(), host: z.string().regex(/^[a-z][a-z0-9]{0,15}$/).optional().describe('The cluster host to run the node on') }).strict(),
       status: 201,
       response: nodeView,
-      errors: [404],
-      handler: ({ body, caller, services }) => services.mesh.addNode(body.kernel_id, actor(caller), body.threads),
+      errors: [404, 409, 504],
+      handler: ({ body, caller, services }) => addNodeOn(services.mesh, body.host, body.kernel_id, actor(caller), body.threads),
     }),
     route({
       method: 'delete',
@@ -174,7 +176,7 @@ export default definePlugin({
       summary: 'Task counters and run/wait time percentiles per kernel and node',
       access: 'viewer',
       response: meshStats,
-      handler: ({ services }) => services.mesh.stats(),
+      handler: ({ services }) => services.mesh.clusterStats(),
     }),
     route({
       method: 'get',

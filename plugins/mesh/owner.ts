@@ -1,5 +1,5 @@
 import type { NodeAction } from '../../core/cluster/node-actions';
-import { HttpError } from '../../core/errors';
+import { bodyOrThrow } from '../../core/cluster/bus';
 import type { Mesh } from '../../core/mesh/mesh';
 import type { ActionActor } from '../../core/mesh/types';
 
@@ -11,8 +11,5 @@ export async function onOwner<T>(mesh: Mesh, nodeId: string, action: NodeAction,
   const owner = mesh.ownerOf(nodeId);
   if (!owner || !mesh.bus) return local();
   const actor = args.actor ? { ...args.actor, cause: `sent through host ${mesh.hostId}` } : undefined;
-  const a = await mesh.bus.request(owner, nodeId, action, { ...args, actor });
-  if (a.status < 300) return a.body as T;
-  const { detail, code, ...extra } = (a.body ?? {}) as { detail?: unknown; code?: string } & Record<string, unknown>;
-  throw new HttpError(a.status, detail ?? `host ${owner} answered ${a.status}`, {}, code, extra);
+  return bodyOrThrow<T>(await mesh.bus.request(owner, nodeId, action, { ...args, actor }), owner);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { drainBody, kernelActionResult, kernelId, kernelView, meshStats, overview } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
+import { kernelEverywhere } from '../../core/cluster/kernel-actions';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 import type { Caller } from '../../core/roles';
@@ -47,8 +48,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: kernelActionResult,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.pauseKernel(params.kernel_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => kernelEverywhere(services.mesh, 'pause', params.kernel_id, {}, actor(caller)),
     }),
     route({
       method: 'post',
@@ -57,8 +58,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: kernelActionResult,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.resumeKernel(params.kernel_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => kernelEverywhere(services.mesh, 'resume', params.kernel_id, {}, actor(caller)),
     }),
     route({
       method: 'post',
@@ -69,8 +70,8 @@ export default definePlugin({
       body: drainBody,
       status: 202,
       response: kernelActionResult,
-      errors: [404, 409],
-      handler: ({ params, body, caller, services }) => services.mesh.drainKernel(params.kernel_id, body, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, body, caller, services }) => kernelEverywhere(services.mesh, 'drain', params.kernel_id, body, actor(caller)),
     }),
     route({
       method: 'post',
@@ -79,8 +80,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: kernelView,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.isolateKernel(params.kernel_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => kernelEverywhere(services.mesh, 'isolate', params.kernel_id, {}, actor(caller)),
     }),
     route({
       method: 'post',
@@ -89,8 +90,8 @@ export default definePlugin({
       access: 'operator',
       params,
       response: kernelView,
-      errors: [404, 409],
-      handler: ({ params, caller, services }) => services.mesh.restoreKernel(params.kernel_id, actor(caller)),
+      errors: [404, 409, 504],
+      handler: ({ params, caller, services }) => kernelEverywhere(services.mesh, 'restore', params.kernel_id, {}, actor(caller)),
     }),
     route({
       method: 'get',
@@ -103,9 +104,9 @@ export default definePlugin({
         stream: z.object({ clients: z.number().int(), events_sent: z.number().int(), dropped_slow: z.number().int(), dropped_unresponsive: z.number().int() }),
         outcomes_not_written: z.number().int(),
       }),
-      handler: ({ services }) => ({
+      handler: async ({ services }) => ({
         timestamp: new Date().toISOString(),
-        mesh: services.mesh.stats(),
+        mesh: await services.mesh.clusterStats(),
         stream: { clients: services.hub.clients.size, events_sent: services.hub.sent, dropped_slow: services.hub.dropped.slow, dropped_unresponsive: services.hub.dropped.unresponsive },
         outcomes_not_written: services.mesh.outcomesWriter.dropped,
       }),

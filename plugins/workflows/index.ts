@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { nowIso } from '../../core/db';
+import { bodyOrThrow } from '../../core/cluster/bus';
+import { nowIso, type Db } from '../../core/db';
+import type { Mesh } from '../../core/mesh/mesh';
 import { Conflict } from '../../core/errors';
 import { pageOf } from '../../core/pagination';
 import { createServiceRef, definePlugin, provide, type ServiceRef } from '../../core/plugin';
@@ -36,6 +38,7 @@ export default definePlugin({
       start: async (runner) => {
         const n = await runner.recover();
         if (n) runner.log.warn({ executions: n }, 'workflow executions left running by a stopped host were marked failed');
+        runner.joinCluster();
       },
       stop: (runner) => runner.stop(),
     }),
@@ -113,10 +116,11 @@ export default definePlugin({
       method: 'post',
       path: '/ops/workflows/{execution_id}/cancel',
       summary: 'Cancel a pending or running execution: its running task is aborted on its worker, the rest skipped',
+      description: 'In a cluster the host that runs the execution cancels it (504 OWNER_TIMEOUT when that host does not answer in time).',
       access: 'member',
       params: execParams,
       response: execution,
-      errors: [404, 409],
+      errors: [404, 409, 504],
       handler: async ({ params, caller, services }) => {
         const scope = tenantScope(services.db, caller!);
         const get = async () => toExecution(await scope.get('workflow_executions', { id: params.execution_id }, 'Workflow execution'));
@@ -125,7 +129,10 @@ export default definePlugin({
         if (FINISHED.includes(e.state)) throw finished(e);
         const runner = services.runner;
         if (await runner.cancel(e.id)) return get();
-        // Not run by this host (its host stopped, or another host runs it): mark it here.
+        // Run by another live host of the cluster: that host aborts its running task.
+        const host = await runHost(services.db, services.mesh, e.id);
+        if (host && bodyOrThrow<{ cancelled: boolean }>(await services.mesh.bus!.request(host, e.id, 'workflow.cancel', {}, { what: `workflow execution ${e.id}` }), host).cancelled) return get();
+        // Not run by a live host (its host stopped), or not started yet: mark it here.
         runner.finishSteps(e, 'cancelled', 'cancelled');
         const n = await services.db('workflow_executions')
           .where({ id: e.id, tenant_id: caller!.tenantId })
@@ -139,3 +146,12 @@ export default definePlugin({
     }),
   ],
 });
+
+/** The other live host of the cluster that runs an execution; null on a single host or when it runs here or nowhere live. */
+async function runHost(db: Db, mesh: Mesh, id: string): Promise<string | null> {
+  if (!mesh.bus) return null;
+  const row = await db('workflow_executions').where({ id }).first('host');
+  const host = (row?.host as string | null) ?? null;
+  if (!host || host === mesh.hostId) return null;
+  return mesh.hosts().some((h) => h.host_id === host && h.live) ? host : null;
+}

@@ -29,16 +29,20 @@ export class Runner {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   /** Step types other plugins registered (by the `kernel` value that selects them). */
   readonly types = new Map<string, StepType>();
+  private leave: () => void = () => undefined;
 
   constructor(private readonly services: Pick<Services, 'db' | 'events' | 'mesh' | 'log'>) {}
 
-  /** Marks executions left pending or running by a host that stopped (see README: restart rule). */
   get log() {
     return this.services.log;
   }
 
+  /** Marks executions left pending or running by a host that stopped (see README: restart rule). */
   async recover(): Promise<number> {
-    const rows = await this.services.db('workflow_executions').whereIn('state', ['pending', 'running']);
+    const { mesh } = this.services;
+    // In a cluster, only this host's executions and those of hosts that are gone: a live host's run goes on.
+    const live = new Set(mesh.hosts().filter((h) => h.live && !h.this_host).map((h) => h.host_id));
+    const rows = (await this.services.db('workflow_executions').whereIn('state', ['pending', 'running'])).filter((r: { host: string | null }) => !mesh.hostId || !live.has(r.host));
     for (const r of rows) {
       const e = toExecution(r);
       this.finishSteps(e, 'failed', STOPPED_REASON);
@@ -58,6 +62,29 @@ export class Runner {
     return done;
   }
 
+  /**
+   * In a cluster: lets other hosts cancel what this host runs, and fails the executions of a
+   * host that stopped heartbeating (the conditional write makes it once across hosts).
+   */
+  joinCluster(): void {
+    const { mesh, events } = this.services;
+    mesh.bus?.handle('workflow.cancel', async (req) => ({ status: 200, body: { cancelled: await this.cancel(req.node_id) } }));
+    this.leave = events.subscribe('cluster.host_lost', (ev) => {
+      void this.failHost(String(ev.data.host_id)).catch((err: Error) => this.log.warn({ err: err.message }, 'workflows: failing a lost host\'s executions'));
+    });
+  }
+
+  async failHost(hostId: string): Promise<number> {
+    const reason = `host ${hostId}, which ran the execution, stopped heartbeating`;
+    const rows = await this.services.db('workflow_executions').where({ host: hostId }).whereIn('state', ['pending', 'running']);
+    for (const r of rows) {
+      const e = toExecution(r);
+      this.finishSteps(e, 'failed', reason);
+      await this.save(e, 'failed', reason);
+    }
+    return rows.length;
+  }
+
   /** Cancels an execution this host runs; false when it runs nowhere here. */
   async cancel(id: string): Promise<boolean> {
     const r = this.running.get(id);
@@ -68,6 +95,7 @@ export class Runner {
   }
 
   async stop(): Promise<void> {
+    this.leave();
     const all = [...this.running.values()];
     for (const r of all) r.controller.abort('stop' satisfies Why);
     await Promise.allSettled(all.map((r) => r.done));

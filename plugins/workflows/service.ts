@@ -103,7 +103,7 @@ export class WorkflowService implements Workflows {
       route,
     };
     const { tenant_id: _t, ...row } = e;
-    await tenantScope(this.db, caller).insert('workflow_executions', { ...row, steps: JSON.stringify(e.steps) });
+    await tenantScope(this.db, caller).insert('workflow_executions', { ...row, host: this.mesh.hostId, steps: JSON.stringify(e.steps) });
     const answer = structuredClone(e);
     this.events.publish('workflow_status', { execution_id: e.id, workflow_id: e.workflow_id, workflow_name: e.workflow_name, tenant_id: e.tenant_id, state: 'pending', previous: null, error: null, steps: e.steps.map((s) => ({ id: s.id, state: s.state })) });
     const finished = this.runner.start(e, def, caller);

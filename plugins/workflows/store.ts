@@ -86,6 +86,15 @@ export const workflowMigrations: Migration[] = [
       });
     },
   },
+  {
+    // The cluster host that runs the execution (null on a single host): cancel goes there.
+    name: '003_execution_host',
+    async up(db) {
+      await db.schema.alterTable('workflow_executions', (t) => {
+        t.string('host', 32);
+      });
+    },
+  },
 ];
 
 export function toDefinition(r: Record<string, any>): Definition {

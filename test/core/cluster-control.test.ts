@@ -1,17 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import authPlugin from '../../plugins/auth';
 import kernels from '../../plugins/kernels';
 import mesh from '../../plugins/mesh';
 import { BUILTIN_KERNELS } from './mesh-helpers';
+import { spawnHost } from '../helpers/cluster';
 import { eventually } from '../helpers/eventually';
 import { dropSchema, freePort, PG_URL, REDIS_URL, startHost, type TestHost } from '../helpers/host';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
 
 // Three hosts on one PostgreSQL schema and Redis: a in this process, b and c separate
 // processes. A node action sent to any host is done by the host that runs the node.
@@ -26,17 +23,10 @@ describe('cluster: node control from any host, three hosts', function () {
   const urls: Record<string, string> = {};
 
   const startProc = async (id: string) => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-cluster-'));
-    const file = path.join(dataDir, 'config.json');
     const port = await freePort();
     urls[id] = `http://127.0.0.1:${port}`;
-    fs.writeFileSync(file, JSON.stringify({ database: { url: PG_URL, schema }, redis: { url: REDIS_URL }, cluster: cluster(id, urls[id]), auth: { jwtSecret: secret, adminPassword: 'admin-password-for-tests' }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, log: { level: 'warn' } }));
-    const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, CONFIG_FILE: file }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    proc.stdout!.on('data', (d) => (out += String(d)));
-    proc.stderr!.on('data', (d) => (out += String(d)));
-    await eventually(() => out.includes('listening on'), 60_000, `host ${id} to listen`);
-    procs[id] = proc;
+    const h = await spawnHost(id, { database: { url: PG_URL, schema }, redis: { url: REDIS_URL }, cluster: cluster(id, urls[id]), auth: { jwtSecret: secret, adminPassword: 'admin-password-for-tests' }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, log: { level: 'warn' } }, port);
+    procs[id] = h.proc;
   };
   const call = async (host: string, method: string, p: string, body?: unknown) => {
     if (host === 'a') return a.request(method, p, body === undefined ? {} : { body });

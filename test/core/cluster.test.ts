@@ -1,8 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { BusEvent } from '../../core/events';
 import authPlugin from '../../plugins/auth';
@@ -10,10 +7,10 @@ import kernels from '../../plugins/kernels';
 import health from '../../plugins/health';
 import mesh from '../../plugins/mesh';
 import { BUILTIN_KERNELS } from './mesh-helpers';
+import { spawnHost } from '../helpers/cluster';
 import { eventually } from '../helpers/eventually';
 import { dropSchema, PG_URL, REDIS_URL, startHost, type TestHost } from '../helpers/host';
 
-const MAIN = path.resolve(__dirname, '..', '..', 'core', 'main.js');
 
 // Two hosts on one PostgreSQL schema and one Redis: host a in this process, host b a separate
 // process that the test kills with SIGKILL and starts again.
@@ -27,17 +24,7 @@ describe('cluster registry: hosts see each other\'s nodes; a killed host\'s node
   let b: ChildProcess | null = null;
   const events: BusEvent[] = [];
 
-  const startB = async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-cluster-'));
-    const file = path.join(dataDir, 'config.json');
-    fs.writeFileSync(file, JSON.stringify({ database: { url: PG_URL, schema }, redis: { url: REDIS_URL }, cluster: cluster('b'), auth: { jwtSecret: secret, adminPassword: 'admin-password-for-tests' }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, log: { level: 'warn' } }));
-    const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, CONFIG_FILE: file }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    proc.stdout!.on('data', (d) => (out += String(d)));
-    proc.stderr!.on('data', (d) => (out += String(d)));
-    await eventually(() => out.includes('listening on'), 60_000, 'host b to listen');
-    return proc;
-  };
+  const startB = async () => (await spawnHost('b', { database: { url: PG_URL, schema }, redis: { url: REDIS_URL }, cluster: cluster('b'), auth: { jwtSecret: secret, adminPassword: 'admin-password-for-tests' }, mesh: { kernelDirs: [BUILTIN_KERNELS], only: ['analytics'], nodesPerKernel: 1, threadsPerNode: 1 }, log: { level: 'warn' } })).proc;
   const nodes = async () => (await a.request('GET', '/mesh/nodes')).body.nodes as Array<{ id: string; state: string; host: string | null }>;
 
   before(async () => {

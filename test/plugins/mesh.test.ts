@@ -30,7 +30,9 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
     const k = r.body.kernels[0];
     // A 422 from a handler is the caller's error: it counts as run, not failed.
     expect(k).to.include({ kernel_id: 'analytics', tasks_run: 2, tasks_failed: 0 });
-    expect(k.nodes[0]).to.include({ node_id: 'analytics-1', tasks_run: 2, state: 'active' });
+    expect(k.nodes[0]).to.include({ node_id: 'analytics-1', host: null, tasks_run: 2, state: 'active' });
+    // A single host is no cluster: no host list.
+    expect(r.body.hosts).to.deep.equal([]);
     expect(k.nodes[0].run_time_ms.p99).to.be.at.least(k.nodes[0].run_time_ms.p50);
   });
 

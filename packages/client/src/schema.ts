@@ -3337,7 +3337,10 @@ export interface paths {
         /** List nodes, filtered by kernel, state or health */
         get: operations["get_mesh_nodes"];
         put?: never;
-        /** Add a node to a kernel (a new pool; ids continue the kernel's numbering) */
+        /**
+         * Add a node to a kernel (a new pool; ids continue the kernel's numbering)
+         * @description In a cluster, `host` names the host that runs the new node (default: the host that gets the call); 404 for an unknown host, 409 HOST_LOST for one that stopped heartbeating, 504 OWNER_TIMEOUT when it does not answer.
+         */
         post: operations["post_mesh_nodes"];
         delete?: never;
         options?: never;
@@ -4650,7 +4653,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Abort a running experiment: every injection is removed at once (409 unless running) */
+        /**
+         * Abort a running experiment: every injection is removed at once (409 unless running)
+         * @description An experiment another host of the cluster runs is aborted by that host (504 OWNER_TIMEOUT when it does not answer).
+         */
         post: operations["post_ops_resilience_experiments_experiment_id_abort"];
         delete?: never;
         options?: never;
@@ -4667,7 +4673,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Emergency stop (beyond the spec): aborts every running experiment of this host, of every tenant */
+        /**
+         * Emergency stop (beyond the spec): aborts every running experiment of every tenant, on every host of the cluster
+         * @description In a cluster each live host halts its own experiments; 504 OWNER_TIMEOUT when one does not answer (the others have halted theirs).
+         */
         post: operations["post_ops_resilience_halt"];
         delete?: never;
         options?: never;
@@ -4841,7 +4850,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a pending or running execution: its running task is aborted on its worker, the rest skipped */
+        /**
+         * Cancel a pending or running execution: its running task is aborted on its worker, the rest skipped
+         * @description In a cluster the host that runs the execution cancels it (504 OWNER_TIMEOUT when that host does not answer in time).
+         */
         post: operations["post_ops_workflows_execution_id_cancel"];
         delete?: never;
         options?: never;
@@ -23835,6 +23847,8 @@ export interface operations {
                             in_flight: number;
                             kernel_id: string;
                             nodes: {
+                                /** @description The cluster host that runs the node (null on a single host) */
+                                host: string | null;
                                 in_flight: number;
                                 node_id: string;
                                 queued: number;
@@ -27643,6 +27657,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The cluster host to run the node on */
+                    host?: string;
                     kernel_id: string;
                     threads?: number;
                 };
@@ -27738,6 +27754,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The current state forbids this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -27767,6 +27792,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28980,10 +29014,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description In a cluster, the hosts whose figures are in (every live host that answered in time); empty on a single host */
+                        hosts: string[];
                         kernels: {
                             in_flight: number;
                             kernel_id: string;
                             nodes: {
+                                /** @description The cluster host that runs the node (null on a single host) */
+                                host: string | null;
                                 in_flight: number;
                                 node_id: string;
                                 queued: number;
@@ -34863,6 +34901,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_ops_kernels_kernel_id_isolate: {
@@ -35008,6 +35055,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -35174,6 +35230,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_ops_kernels_kernel_id_restore: {
@@ -35319,6 +35384,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -35478,6 +35552,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -36580,6 +36663,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An outside system or a task timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     post_ops_resilience_halt: {
@@ -36624,6 +36716,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -37426,10 +37527,14 @@ export interface operations {
                 content: {
                     "application/json": {
                         mesh: {
+                            /** @description In a cluster, the hosts whose figures are in (every live host that answered in time); empty on a single host */
+                            hosts: string[];
                             kernels: {
                                 in_flight: number;
                                 kernel_id: string;
                                 nodes: {
+                                    /** @description The cluster host that runs the node (null on a single host) */
+                                    host: string | null;
                                     in_flight: number;
                                     node_id: string;
                                     queued: number;
@@ -37820,6 +37925,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An outside system or a task timed out */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

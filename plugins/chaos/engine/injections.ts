@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { Conflict } from '../../../core/errors';
 import type { Mesh } from '../../../core/mesh/mesh';
-import type { ActionActor } from '../../../core/mesh/types';
+import type { ActionActor, NodeView } from '../../../core/mesh/types';
 import type { NodeControl } from '../../../kernels/sdk';
 import type { InjectionType, Parameters } from './schemas';
 
@@ -18,19 +18,49 @@ export interface Planned {
   rolledBack: boolean;
 }
 
-/** Picks the nodes of each domain that get the fault: a random ceil(share × n), capped by max_nodes, at least one. */
+/**
+ * The nodes of `domain` on every host of the cluster (lost ones aside); 404 when no host runs
+ * the kernel.
+ */
+export function clusterNodes(mesh: Mesh, domain: string): NodeView[] {
+  const nodes = mesh.nodes().filter((n) => n.kernel_id === domain && n.state !== 'lost');
+  if (nodes.length === 0 && !mesh.remoteNodes().some((n) => n.kernel_id === domain)) mesh.kernelOf(domain);
+  return nodes;
+}
+
+/** Picks the nodes of each domain that get the fault, on any host: a random ceil(share × n), capped by max_nodes, at least one. */
 export function plan(mesh: Mesh, kind: InjectionType, domains: string[], p: Parameters): Planned[] {
   const out: Planned[] = [];
   for (const domain of domains) {
-    const kernel = mesh.kernelOf(domain);
-    // A paused node cannot be paused again; the other faults need threads.
-    const nodes = kernel.nodes.filter((n) => (kind === 'node_pause' ? n.state === 'active' : n.state !== 'drained' && n.pool));
-    if (nodes.length === 0) throw new Conflict(`Kernel ${domain} has no node the ${kind} fault can act on (nodes: ${kernel.nodes.map((n) => `${n.id} ${n.state}`).join(', ') || 'none'})`);
+    const all = clusterNodes(mesh, domain);
+    // A paused node cannot be paused again; the other faults need threads (another host's node has them unless drained).
+    const nodes = all.filter((n) => (kind === 'node_pause' ? n.state === 'active' : n.state !== 'drained' && (n.host === mesh.hostId ? mesh.faults(n.id)?.hasThreads : true)));
+    if (nodes.length === 0) throw new Conflict(`Kernel ${domain} has no node the ${kind} fault can act on (nodes: ${all.map((n) => `${n.id} ${n.state}`).join(', ') || 'none'})`);
     const want = Math.min(nodes.length, p.max_nodes ?? 64, Math.max(1, Math.ceil((p.node_share ?? 1) * nodes.length - 1e-9)));
     const shuffled = nodes.map((n) => ({ n, k: crypto.randomInt(2 ** 47) })).sort((a, b) => a.k - b.k).map((x) => x.n);
     for (const n of shuffled.slice(0, want)) out.push({ id: crypto.randomUUID(), node_id: n.id, domain, kind, detail: {}, applied: false, rolledBack: false });
   }
   return out;
+}
+
+/** What chaos reads of a node, wherever it runs. */
+export interface FaultState {
+  state: string;
+  control: NodeControl | null;
+  threads: number;
+  inFlight: number;
+  hasThreads: boolean;
+  threadStarts: number;
+  threadExits: number;
+  liveThreadIds: number[];
+  allBeating: boolean;
+}
+
+/** The node's fault state on this host; null when this host does not run it. */
+export function localState(mesh: Mesh, nodeId: string): FaultState | null {
+  const n = mesh.faults(nodeId);
+  if (!n) return null;
+  return { state: n.state, control: n.control, threads: n.threads, inFlight: n.inFlight, hasThreads: n.hasThreads, threadStarts: n.threadStarts, threadExits: n.threadExits, liveThreadIds: n.liveThreadIds(), allBeating: n.allThreadsBeating() };
 }
 
 /** The node control a fault sets, or null for faults that are not control state. */
@@ -73,7 +103,7 @@ export async function rollback(mesh: Mesh, inj: Planned, actor: ActionActor): Pr
     return null;
   }
   if (inj.kind === 'worker_crash') {
-    inj.detail = { ...inj.detail, ...crashEffects(mesh, inj) };
+    inj.detail = { ...inj.detail, ...crashEffects(localState(mesh, inj.node_id), inj) };
     return null;
   }
   // Only the control this experiment set is removed; what was there before comes back.
@@ -82,15 +112,14 @@ export async function rollback(mesh: Mesh, inj: Planned, actor: ActionActor): Pr
   return null;
 }
 
-/** Threads a worker_crash injection ended and the replacements Piscina started, measured on the node. */
-export function crashEffects(mesh: Mesh, inj: Planned): Record<string, unknown> {
-  const node = mesh.faults(inj.node_id);
+/** Threads a worker_crash injection ended and the replacements Piscina started, measured on the node (its state, wherever it runs). */
+export function crashEffects(node: FaultState | null, inj: Planned): Record<string, unknown> {
   if (!node) return {};
   const before = new Set(inj.detail.thread_ids_before as number[]);
   return {
     threads_exited: node.threadExits - (inj.detail.thread_exits_before as number),
     threads_replaced: node.threadStarts - (inj.detail.thread_starts_before as number),
-    thread_ids_after: node.liveThreadIds(),
-    new_thread_ids: node.liveThreadIds().filter((id) => !before.has(id)),
+    thread_ids_after: node.liveThreadIds,
+    new_thread_ids: node.liveThreadIds.filter((id) => !before.has(id)),
   };
 }

@@ -8,13 +8,15 @@ import { createServiceRef } from '../../../core/plugin';
 import type { ActionLog } from '../../../core/actions';
 import type { Config } from '../../../core/config';
 import { nowIso, type Db } from '../../../core/db';
-import { Conflict, NotFound } from '../../../core/errors';
+import { Conflict, HttpError, NotFound } from '../../../core/errors';
 import type { EventBus } from '../../../core/events';
 import type { Logger } from '../../../core/logger';
 import type { Mesh } from '../../../core/mesh/mesh';
 import type { ActionActor } from '../../../core/mesh/types';
-import { apply, crashEffects, plan, rollback, type Planned } from './injections';
-import { judge, merge, probeRound, type Sample } from './probes';
+import { bodyOrThrow } from '../../../core/cluster/bus';
+import { ChaosCluster } from './cluster';
+import { clusterNodes, crashEffects, plan, type Planned } from './injections';
+import { judge, merge, type Sample } from './probes';
 import type { Experiment, ExperimentStatus, Hypothesis, InjectionType, Measurement, Parameters, Scenario } from './schemas';
 import { withInjections } from './store';
 import { createScenario, getScenario, listScenarios, seedBuiltins } from './scenarios';
@@ -24,6 +26,7 @@ import { reclaim } from './takeover';
 import type { ScenarioInput } from './schemas';
 
 type Cfg = Config['chaos'];
+type Halted = { halted: string[]; halted_total: number; injections_removed: number };
 type Parameters_<F extends (...a: any[]) => unknown> = globalThis.Parameters<F>;
 
 /** What an experiment runs: a scenario's definition (copied into the journal). */
@@ -75,6 +78,8 @@ export class ChaosService implements ChaosRuns {
   readonly busy = new Map<string, string>();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Where faults and probes run: this host, or the host that runs the node (cluster.ts). */
+  readonly cluster: ChaosCluster;
 
   constructor(
     readonly cfg: Cfg,
@@ -83,7 +88,9 @@ export class ChaosService implements ChaosRuns {
     readonly events: EventBus,
     readonly actions: ActionLog,
     readonly log: Logger,
-  ) {}
+  ) {
+    this.cluster = new ChaosCluster(mesh);
+  }
 
   /** Experiments running now on any host (ChaosRuns, core/contracts/chaos.ts). */
   async active(): Promise<ActiveExperiment[]> {
@@ -100,6 +107,7 @@ export class ChaosService implements ChaosRuns {
 
   async start(): Promise<void> {
     if (this.cfg.seedBuiltins) await seedBuiltins(this.db, this.mesh.kernelIds());
+    this.cluster.register(this);
     await this.reclaim();
     this.sweeper = setInterval(() => void this.tick(), Math.max(100, Math.floor(this.cfg.leaseMs / 3)));
     this.sweeper.unref();
@@ -204,7 +212,7 @@ export class ChaosService implements ChaosRuns {
 
   /** Checks the targets exist (404) and are free (409), then starts the experiment; answers its first record. */
   async run(def: Definition, caller: { id: string; tenantId: string }): Promise<Experiment> {
-    for (const d of def.target_domains) this.mesh.kernelOf(d);
+    for (const d of def.target_domains) clusterNodes(this.mesh, d);
     await this.checkFree(def.target_domains);
     // 409 now rather than a failed run later when a kernel has no node the fault can act on.
     plan(this.mesh, def.injection_type, def.target_domains, def.parameters);
@@ -241,6 +249,7 @@ export class ChaosService implements ChaosRuns {
         started_at: nowIso(),
         started_by: caller.id,
         owner: this.owner,
+        host: this.mesh.hostId,
         lease_until: this.leaseUntil(),
       });
     } catch (err) {
@@ -268,7 +277,7 @@ export class ChaosService implements ChaosRuns {
     const signal = live.controller.signal;
     const probeCfg = this.cfg.probes;
     let t = nowIso();
-    const before = judge(await probeRound(this.mesh, def.target_domains, probeCfg, signal), def.hypothesis, t);
+    const before = judge(await this.cluster.probe(def.target_domains, probeCfg, signal), def.hypothesis, t);
     if (signal.aborted) return;
     await this.update(live.id, { before: JSON.stringify(before), phase: 'injecting' });
     if (!before.held) {
@@ -280,7 +289,15 @@ export class ChaosService implements ChaosRuns {
     await this.db('chaos_injections').insert(live.injections.map((i) => ({ id: i.id, experiment_id: live.id, tenant_id: live.tenantId, node_id: i.node_id, domain: i.domain, kind: i.kind, detail: '{}' })));
     for (const inj of live.injections) {
       if (signal.aborted) break;
-      await apply(this.mesh, inj, def.parameters, this.actor(live.id));
+      try {
+        await this.cluster.apply(inj, def.parameters, this.actor(live.id));
+      } catch (err) {
+        // A node removed (or its host lost) since the registry's last heartbeat: the others still get the fault.
+        if (!(err instanceof HttpError) || (err.status !== 404 && err.code !== 'NODE_HOST_LOST')) throw err;
+        inj.rolledBack = true;
+        await this.db('chaos_injections').where({ id: inj.id }).update({ rolled_back_at: nowIso(), rollback_note: `never applied: ${err.message}` });
+        continue;
+      }
       await this.db('chaos_injections').where({ id: inj.id }).update({ applied_at: nowIso(), detail: JSON.stringify(inj.detail) });
       // An abort that came while this fault was being applied saw it as not applied yet: remove it now.
       if (inj.rolledBack) {
@@ -293,6 +310,10 @@ export class ChaosService implements ChaosRuns {
       await this.db('chaos_injections').where({ experiment_id: live.id }).whereNull('rolled_back_at').update({ rolled_back_at: nowIso(), rollback_note: 'never applied: the experiment was stopped first' });
       return;
     }
+    if (!live.injections.some((i) => i.applied)) {
+      await this.rollbackAll(live);
+      return this.finish(live, { status: 'failed', reason: 'no target node could take the fault (each was removed, or its host lost, before the injection)' });
+    }
     const injectedAt = nowIso();
     await this.update(live.id, { injected_at: injectedAt, phase: 'injected' });
     this.publish('injected', live, { status: 'running', nodes: live.injections.map((i) => i.node_id) });
@@ -303,7 +324,7 @@ export class ChaosService implements ChaosRuns {
     const all = new Map<string, Sample[]>();
     t = nowIso();
     while (!signal.aborted && Date.now() < end) {
-      const round = await probeRound(this.mesh, def.target_domains, probeCfg, signal);
+      const round = await this.cluster.probe(def.target_domains, probeCfg, signal);
       if (signal.aborted) break;
       merge(all, round);
       const m = judge(round, def.hypothesis, t);
@@ -325,7 +346,7 @@ export class ChaosService implements ChaosRuns {
     const giveUp = rolledBackAt + this.cfg.recoveryTimeoutSeconds * 1000;
     for (;;) {
       t = nowIso();
-      after = judge(await probeRound(this.mesh, def.target_domains, probeCfg, signal), def.hypothesis, t);
+      after = judge(await this.cluster.probe(def.target_domains, probeCfg, signal), def.hypothesis, t);
       if (signal.aborted) return;
       for (const [d, m] of Object.entries(after.domains)) if (m.held && recovery[d] === null) recovery[d] = Date.now() - rolledBackAt;
       if (after.held || Date.now() >= giveUp) break;
@@ -347,18 +368,21 @@ export class ChaosService implements ChaosRuns {
     const row = await this.db('chaos_experiments').where({ id: live.id }).first('effects');
     const base = row ? (JSON.parse(row.effects) as Record<string, unknown>) : {};
     if (live.def.injection_type !== 'worker_crash') return base;
-    const per = live.injections.map((i) => ({ node_id: i.node_id, crashes_requested: i.detail.crashes_requested ?? 0, ...crashEffects(this.mesh, i) }));
+    const per = await Promise.all(live.injections.map(async (i) => ({ node_id: i.node_id, crashes_requested: i.detail.crashes_requested ?? 0, ...crashEffects(await this.cluster.state(i.node_id).catch(() => null), i) })));
     const sum = (k: string) => per.reduce((a, p) => a + Number((p as Record<string, unknown>)[k] ?? 0), 0);
     return { ...base, threads_killed: sum('crashes_requested'), threads_exited: sum('threads_exited'), threads_replaced: sum('threads_replaced'), nodes: per };
   }
 
   /** Waits (bounded) until every crashed node has its full thread count again: the replacements Piscina starts. */
   private async waitForPools(live: Live, signal: AbortSignal, until: number): Promise<void> {
-    const full = () => live.injections.every((i) => {
-      const node = this.mesh.faults(i.node_id);
-      return !node || !node.hasThreads || (node.liveThreadIds().length >= node.threads && node.threadStarts - Number(i.detail.thread_starts_before ?? 0) >= node.threadExits - Number(i.detail.thread_exits_before ?? 0));
-    });
-    while (!full() && !signal.aborted && Date.now() < until) await sleep(20, signal);
+    const full = async () => {
+      for (const i of live.injections) {
+        const node = await this.cluster.state(i.node_id).catch(() => null);
+        if (node?.hasThreads && !(node.liveThreadIds.length >= node.threads && node.threadStarts - Number(i.detail.thread_starts_before ?? 0) >= node.threadExits - Number(i.detail.thread_exits_before ?? 0))) return false;
+      }
+      return true;
+    };
+    while (!(await full()) && !signal.aborted && Date.now() < until) await sleep(20, signal);
   }
 
   /**
@@ -369,25 +393,23 @@ export class ChaosService implements ChaosRuns {
    */
   private startCrashes(live: Live): void {
     const p = live.def.parameters;
-    const pending = new Map<string, number>();
+    const pending = new Set<string>();
     const crash = () => {
       if (live.controller.signal.aborted || live.finished) return;
       for (const inj of live.injections) {
-        const node = this.mesh.faults(inj.node_id);
-        if (!node?.hasThreads || (pending.get(inj.node_id) ?? 0) > 0) continue;
-        const up = node.liveThreadIds().length >= node.threads && node.allThreadsBeating();
-        const n = up ? Math.min(p.threads_per_crash ?? 1, node.threads - node.inFlight) : 0;
-        if (n <= 0) {
-          inj.detail.ticks_skipped = Number(inj.detail.ticks_skipped ?? 0) + 1;
-          continue;
-        }
-        pending.set(inj.node_id, n);
-        for (let i = 0; i < n; i++) {
-          void node.crashThread(live.crashes.signal).then((ended) => {
-            pending.set(inj.node_id, (pending.get(inj.node_id) ?? 1) - 1);
-            if (ended) inj.detail.crashes_requested = Number(inj.detail.crashes_requested ?? 0) + 1;
-          });
-        }
+        if (pending.has(inj.node_id)) continue;
+        pending.add(inj.node_id);
+        void this.cluster
+          .crash(inj.node_id, p.threads_per_crash ?? 1, live.crashes.signal)
+          .then((ended) => {
+            if (ended === null) inj.detail.ticks_skipped = Number(inj.detail.ticks_skipped ?? 0) + 1;
+            else inj.detail.crashes_requested = Number(inj.detail.crashes_requested ?? 0) + ended;
+          })
+          .catch((err: Error) => {
+            inj.detail.crash_errors = Number(inj.detail.crash_errors ?? 0) + 1;
+            this.log.warn({ err: err.message, node: inj.node_id }, 'chaos: a worker_crash tick failed');
+          })
+          .finally(() => pending.delete(inj.node_id));
       }
     };
     crash();
@@ -415,7 +437,7 @@ export class ChaosService implements ChaosRuns {
     if (inj.rolledBack) return;
     let note: string | null;
     try {
-      note = await rollback(this.mesh, inj, this.actor(live.id));
+      note = await this.cluster.rollback(inj, this.actor(live.id));
     } catch (err) {
       note = `rollback failed: ${(err as Error).message}`;
     }
@@ -459,6 +481,12 @@ export class ChaosService implements ChaosRuns {
   async abort(id: string, caller: { id: string; tenantId: string }): Promise<Experiment> {
     const exp = await this.get(caller.tenantId, id);
     const live = this.live.get(id);
+    if (exp.status === 'running' && !live) {
+      // Run by another host of the cluster: that host aborts it (and records the abort).
+      const row = await this.db('chaos_experiments').where({ id }).first('host');
+      const host = row?.host as string | null;
+      if (host && host !== this.mesh.hostId && this.mesh.bus) return bodyOrThrow<Experiment>(await this.mesh.bus.request(host, id, 'chaos.abort', { caller }, { what: `experiment ${id}` }), host);
+    }
     if (exp.status !== 'running' || !live || live.finished) {
       throw new Conflict(exp.status === 'running' ? `Experiment ${id} runs in another host process; abort it there` : `Experiment ${id} is ${exp.status}, not running`);
     }
@@ -467,8 +495,26 @@ export class ChaosService implements ChaosRuns {
     return this.get(caller.tenantId, id);
   }
 
-  /** Emergency stop: aborts every running experiment of this host, of every tenant. */
-  async halt(caller: { id: string; tenantId: string }): Promise<{ halted: string[]; halted_total: number; injections_removed: number }> {
+  /**
+   * Emergency stop: aborts every running experiment of every tenant, on this host and (in a
+   * cluster) on every live host, which each halt their own.
+   */
+  async halt(caller: { id: string; tenantId: string }): Promise<Halted> {
+    const here = await this.haltHere(caller);
+    const bus = this.mesh.bus;
+    if (!bus) return here;
+    const others = this.mesh.hosts().filter((h) => h.live && !h.this_host && h.host_id);
+    const answers = await Promise.all(others.map((h) => bus.request(h.host_id!, h.host_id!, 'chaos.halt', { caller }, { what: 'its experiments' }).then((a) => bodyOrThrow<Halted>(a, h.host_id!))));
+    for (const a of answers) {
+      here.halted.push(...a.halted);
+      here.halted_total += a.halted_total;
+      here.injections_removed += a.injections_removed;
+    }
+    return here;
+  }
+
+  /** This host's part of a halt. */
+  async haltHere(caller: { id: string; tenantId: string }): Promise<Halted> {
     const lives = [...this.live.values()].filter((l) => !l.finished);
     let removed = 0;
     await Promise.all(

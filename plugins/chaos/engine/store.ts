@@ -69,6 +69,15 @@ export const chaosMigrations: Migration[] = [
       });
     },
   },
+  {
+    // The cluster host that runs the experiment (null on a single host): abort goes there.
+    name: 'chaos_002_host',
+    async up(db) {
+      await db.schema.alterTable('chaos_experiments', (t) => {
+        t.string('host', 32);
+      });
+    },
+  },
 ];
 
 type Row = Record<string, any>;

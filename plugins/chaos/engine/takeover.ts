@@ -14,6 +14,14 @@ export async function reclaim(chaos: ChaosService): Promise<number> {
     for (const i of rows) {
       const detail = JSON.parse(i.detail) as Record<string, unknown>;
       let note = 'the process that applied it ended; its worker threads and node states went with it';
+      // A fault on another live host's node outlived the experiment's host: that host removes it.
+      const remote = remoteOwner(chaos, i.node_id);
+      if (remote) {
+        const inj = { id: i.id, node_id: i.node_id, domain: i.domain, kind: i.kind, detail, applied: Boolean(i.applied_at), rolledBack: false };
+        note = (await chaos.cluster.rollback(inj, { source: 'automated', actor: 'chaos', cause: `experiment ${r.id} taken over` }).catch((err: Error) => `rollback on host ${remote} failed: ${err.message}`)) ?? `removed by host ${remote}, which runs the node`;
+        await db('chaos_injections').where({ id: i.id }).update({ rolled_back_at: nowIso(), rollback_note: note });
+        continue;
+      }
       const node = mesh.faults(i.node_id);
       const heldHere = [...chaos.live.values()].some((l) => l.injections.some((x) => x.node_id === i.node_id));
       // A control fault still set exactly as injected on a node of this process is removed here.
@@ -31,4 +39,12 @@ export async function reclaim(chaos: ChaosService): Promise<number> {
     await chaos.record(r.tenant_id, r.id, 'chaos_experiment_ended', 'chaos_experiment', r.id, { status: 'failed', reason, injections_rolled_back: rows.length });
   }
   return stale.length;
+}
+
+function remoteOwner(chaos: ChaosService, nodeId: string): string | null {
+  try {
+    return chaos.cluster.owner(nodeId);
+  } catch {
+    return null;
+  }
 }

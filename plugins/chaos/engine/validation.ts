@@ -2,13 +2,14 @@
 // one domain at a time, within a total time budget; the verdict comes with the experiments.
 import crypto from 'node:crypto';
 import { nowIso } from '../../../core/db';
+import { clusterNodes } from './injections';
 import type { Experiment } from './schemas';
 import type { ChaosService, Definition } from './service';
 
 export type Verdict = 'passed' | 'failed' | 'inconclusive';
 
 export async function validate(chaos: ChaosService, domains: string[], latencyMs: number, caller: { id: string; tenantId: string }) {
-  for (const d of domains) chaos.mesh.kernelOf(d);
+  for (const d of domains) clusterNodes(chaos.mesh, d);
   await chaos.checkFree(domains);
   // The domains are held for the whole validation, so that nothing else starts on them meanwhile.
   const key = `validation ${crypto.randomUUID()}`;
