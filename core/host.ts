@@ -287,7 +287,7 @@ export class Host {
     const { cluster } = this.config;
     if (!cluster.hostId) return;
     if (!redis) throw new BootError('cluster.hostId (CLUSTER_HOST_ID) needs REDIS_URL: the hosts of a cluster share Redis');
-    const registry = new ClusterRegistry(redis, { hostId: cluster.hostId, url: cluster.url ?? null, leaseMs: cluster.leaseMs, prefix: cluster.prefix }, () => mesh.localNodes(), db, events, this.log);
+    const registry = new ClusterRegistry(redis, { hostId: cluster.hostId, url: cluster.url ?? null, leaseMs: cluster.leaseMs, prefix: cluster.prefix }, () => ({ nodes: mesh.localNodes(), breakers: mesh.breakers() }), db, events, this.log);
     await registry.start().catch((err: Error) => {
       throw new BootError(`cluster registry: ${err.message}`);
     });

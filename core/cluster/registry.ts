@@ -7,7 +7,7 @@ import type { EventBus } from '../events';
 import type { Logger } from '../logger';
 import type { Redis } from '../redis';
 import { storeIncident } from '../mesh/store';
-import type { NodeView } from '../mesh/types';
+import type { BreakerState, NodeView } from '../mesh/types';
 
 export interface ClusterOptions {
   hostId: string;
@@ -23,6 +23,8 @@ export interface HostEntry {
   started_at: string;
   heartbeat_at: string;
   nodes: NodeView[];
+  /** Each kernel's circuit breaker on this host (breakers are per host). */
+  breakers: Record<string, { state: BreakerState; isolated: boolean }>;
 }
 
 export class ClusterRegistry {
@@ -35,7 +37,8 @@ export class ClusterRegistry {
   constructor(
     private readonly redis: Redis,
     private readonly opts: ClusterOptions,
-    private readonly localNodes: () => NodeView[],
+    /** This host's nodes and breakers, as each heartbeat writes them. */
+    private readonly local: () => Pick<HostEntry, 'nodes' | 'breakers'>,
     private readonly db: Db,
     private readonly events: EventBus,
     private readonly log: Logger,
@@ -73,7 +76,7 @@ export class ClusterRegistry {
 
   /** Every host known to the cluster, this one included, with whether its lease is live. */
   hostList(): Array<Omit<HostEntry, 'nodes'> & { live: boolean; nodes: number }> {
-    return this.hosts.map((h) => ({ host_id: h.host_id, url: h.url, started_at: h.started_at, heartbeat_at: h.heartbeat_at, live: h.live, nodes: h.nodes.length }));
+    return this.hosts.map((h) => ({ host_id: h.host_id, url: h.url, started_at: h.started_at, heartbeat_at: h.heartbeat_at, live: h.live, nodes: h.nodes.length, breakers: h.breakers ?? {} }));
   }
 
   async tick(): Promise<void> {
@@ -87,7 +90,7 @@ export class ClusterRegistry {
 
   private async beat(): Promise<void> {
     const id = this.opts.hostId;
-    const entry: HostEntry = { host_id: id, url: this.opts.url, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), nodes: this.localNodes() };
+    const entry: HostEntry = { host_id: id, url: this.opts.url, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), ...this.local() };
     const text = JSON.stringify(entry);
     await this.redis.multi().set(this.key('live', id), text, 'PX', this.opts.leaseMs).set(this.key('last', id), text).sadd(this.hostsKey, id).exec();
   }

@@ -23,7 +23,7 @@ import { MeshNode } from './node';
 import { MeshControl } from './control';
 import { OutcomeWriter, storeIncident, type HealthIncident } from './store';
 import { overviewOf, statsOf } from './views';
-import type { ActionActor, DrainStatus, Health, HostInfo, KernelView, MeshStats, NodeView, TaskInfo } from './types';
+import type { ActionActor, BreakerState, DrainStatus, Health, HostInfo, KernelView, MeshStats, NodeView, TaskInfo } from './types';
 
 export type { ActionActor } from './types';
 
@@ -103,7 +103,7 @@ export class Mesh {
   /** Nodes of the other hosts of the cluster (core/cluster sets it); none on a single host. */
   remoteNodes: () => NodeView[] = () => [];
   /** The hosts of the cluster (core/cluster sets it); this host alone otherwise. */
-  hosts: () => HostInfo[] = () => [{ host_id: null, url: null, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), live: true, nodes: this.nodeMap.size, this_host: true }];
+  hosts: () => HostInfo[] = () => [{ host_id: null, url: null, started_at: this.startedAt, heartbeat_at: new Date().toISOString(), live: true, nodes: this.nodeMap.size, this_host: true, breakers: this.breakers() }];
   readonly startedAt = new Date().toISOString();
   /** Sends node actions to the host that runs the node (core/cluster sets it); null on a single host. */
   bus: ControlBus | null = null;
@@ -268,6 +268,11 @@ export class Mesh {
     if (!remote?.host) return null;
     if (remote.state === 'lost') throw new HttpError(409, `Node ${nodeId} ran on host ${remote.host}, which stopped heartbeating: ${remote.reason}`, {}, 'NODE_HOST_LOST');
     return remote.host;
+  }
+
+  /** This host's circuit breaker of each kernel. */
+  breakers(): Record<string, { state: BreakerState; isolated: boolean }> {
+    return Object.fromEntries([...this.kernelMap.values()].map((k) => [k.id, { state: k.breakerState(), isolated: k.isOpen }]));
   }
 
   /** This host's nodes only. */

@@ -113,4 +113,5 @@ export interface HostInfo {
   live: boolean;
   nodes: number;
   this_host: boolean;
+  breakers: Record<string, { state: BreakerState; isolated: boolean }>;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeView, nodeViewState } from '../../core/mesh/schemas';
+import { breakerState, drainBody, drainStatus, health, kernelId, meshStats, nodeId, nodeView, nodeViewState } from '../../core/mesh/schemas';
 import type { ActionActor } from '../../core/mesh/types';
 import { pageInMemory } from '../../core/pagination';
 import { addNodeOn } from '../../core/cluster/kernel-actions';
@@ -181,11 +181,14 @@ export default definePlugin({
     route({
       method: 'get',
       path: '/hosts',
-      summary: 'The hosts of the cluster: address, last heartbeat, whether their lease is live, node count',
+      summary: 'The hosts of the cluster: address, last heartbeat, whether their lease is live, node count, circuit breakers',
       description: 'On a single host, this host alone (host_id null). A host whose lease ran out stays listed with live false until it comes back or stops cleanly (docs/scale-out.md).',
       access: 'viewer',
       response: z.object({
-        hosts: z.array(z.object({ host_id: z.string().nullable(), url: z.string().nullable(), started_at: z.string(), heartbeat_at: z.string(), live: z.boolean(), nodes: z.number().int(), this_host: z.boolean() })),
+        hosts: z.array(z.object({
+          host_id: z.string().nullable(), url: z.string().nullable(), started_at: z.string(), heartbeat_at: z.string(), live: z.boolean(), nodes: z.number().int(), this_host: z.boolean(),
+          breakers: z.record(z.string(), z.object({ state: breakerState, isolated: z.boolean() })).describe("Each kernel's circuit breaker on that host, as of its last heartbeat (breakers are per host)"),
+        })),
       }),
       handler: ({ services }) => ({ hosts: services.mesh.hosts() }),
     }),

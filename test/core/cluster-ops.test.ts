@@ -73,7 +73,7 @@ describe('cluster: stats, kernel actions, chaos and workflow cancel across hosts
     expect((await call('a', 'GET', '/mesh/stats', undefined, null)).status).to.equal(401);
   });
 
-  it('pauses and resumes a kernel on every host from one; each host records its part', async () => {
+  it('pauses, resumes, isolates and restores a kernel on every host from one; each host records its part', async () => {
     const r = await call('a', 'POST', '/ops/kernels/probe/pause');
     expect(r.status, r.text).to.equal(200);
     expect([...r.body.changed].sort()).to.deep.equal(['probe-a-1', 'probe-b-1']);
@@ -88,6 +88,16 @@ describe('cluster: stats, kernel actions, chaos and workflow cancel across hosts
     expect(a.host.services.mesh.node('probe-a-1').state).to.equal('active');
     const acts = await a.host.services.db('actions').where({ action: 'pause_kernel', result: 'succeeded' });
     expect(acts.map((x: { cause: string | null }) => String(x.cause)).sort()).to.deep.equal(['null', 'sent through host a']);
+    // Breakers are per host: isolating through b opens both, and every host's list shows each.
+    const iso = await call('b', 'POST', '/ops/kernels/probe/isolate');
+    expect(iso.status, iso.text).to.equal(200);
+    expect(iso.body.breaker).to.deep.equal({ state: 'open', isolated: true });
+    expect(a.host.services.mesh.breakers().probe).to.deep.equal({ state: 'open', isolated: true });
+    const breakers = async () => Object.fromEntries(((await call('a', 'GET', '/mesh/hosts')).body.hosts as Array<{ host_id: string; breakers: Record<string, { isolated: boolean }> }>).map((h) => [h.host_id, h.breakers.probe?.isolated]));
+    await eventually(async () => (JSON.stringify(await breakers()) === JSON.stringify({ a: true, b: true }) ? true : null), 5000, 'both breakers open in the hosts list');
+    expect((await call('a', 'POST', '/ops/kernels/probe/isolate')).status).to.equal(409);
+    expect((await call('a', 'POST', '/ops/kernels/probe/restore')).status).to.equal(200);
+    await eventually(async () => (JSON.stringify(await breakers()) === JSON.stringify({ a: false, b: false }) ? true : null), 5000, 'both breakers closed');
     expect((await call('a', 'POST', '/ops/kernels/nope/pause')).status).to.equal(404);
     expect((await call('a', 'POST', '/ops/kernels/probe/pause', undefined, null)).status).to.equal(401);
   });

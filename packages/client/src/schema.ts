@@ -3315,7 +3315,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The hosts of the cluster: address, last heartbeat, whether their lease is live, node count
+         * The hosts of the cluster: address, last heartbeat, whether their lease is live, node count, circuit breakers
          * @description On a single host, this host alone (host_id null). A host whose lease ran out stays listed with live false until it comes back or stops cleanly (docs/scale-out.md).
          */
         get: operations["get_mesh_hosts"];
@@ -27498,6 +27498,14 @@ export interface operations {
                 content: {
                     "application/json": {
                         hosts: {
+                            /** @description Each kernel's circuit breaker on that host, as of its last heartbeat (breakers are per host) */
+                            breakers: {
+                                [key: string]: {
+                                    isolated: boolean;
+                                    /** @enum {string} */
+                                    state: "closed" | "open" | "half_open";
+                                };
+                            };
                             heartbeat_at: string;
                             host_id: string | null;
                             live: boolean;
