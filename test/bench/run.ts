@@ -1,6 +1,7 @@
 // `make bench`: the real service against raw node:http and bare Express, in one run.
 // BENCH_ONLY=word[,word] runs only the scenarios whose name holds one of the words (and
-// skips the baselines, unless one of the words is "baseline"). BENCH_JSON=path also writes
+// skips the baselines, unless one of the words is "baseline"); a scenario marked explicit
+// (telemetry at scale) runs only when named. BENCH_JSON=path also writes
 // every row (figures and ratios) as JSON, so that two runs can be compared.
 import fs from 'node:fs';
 import { drive, printTable, startBaseline, startService, DURATION, CONNECTIONS, type Row } from './harness';
@@ -11,7 +12,7 @@ const chosen = (name: string) => ONLY.length === 0 || ONLY.some((w) => name.toLo
 
 async function main(): Promise<void> {
   const withBaselines = chosen('baseline');
-  const picked = scenarios.filter((x) => chosen(x.name));
+  const picked = scenarios.filter((x) => chosen(x.name) && (!x.explicit || ONLY.length > 0));
   // Idle servers are not idle on a small machine (kernel heartbeats): start only those needed.
   const raw = withBaselines ? await startBaseline('raw') : null;
   const bare = withBaselines ? await startBaseline('express') : null;

@@ -8,6 +8,8 @@ import { otlpScenario } from './otlp';
 import { dbReads } from './db-reads';
 import { taskThroughput } from './task-throughput';
 import { forwarding } from './forwarding';
+import { pgIngest } from './pg-ingest';
+import { scale } from './scale';
 
 export interface BenchContext {
   url: string;
@@ -24,6 +26,8 @@ export interface Scenario {
   name: string;
   /** Starts what it measures itself; needs no service from run.ts. */
   selfContained?: boolean;
+  /** Runs only when BENCH_ONLY names it (it takes minutes or gigabytes). */
+  explicit?: boolean;
   run(ctx: BenchContext): Promise<Row[]>;
 }
 
@@ -75,6 +79,8 @@ export const scenarios: Scenario[] = [
     selfContained: true,
     run: () => telemetryRows(),
   },
+  pgIngest,
+  scale,
   opsWorkflowsSlo,
   chaosScenario,
   otlpScenario,

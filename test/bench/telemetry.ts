@@ -16,7 +16,7 @@ const SECRET = 'bench-jwt-secret-'.padEnd(48, 'x');
 export const SEED_EVENTS = Number(process.env.BENCH_TELEMETRY_EVENTS ?? 1_000_000);
 
 /** Stops a service and removes its data (a seeded store is several hundred MB). */
-async function stop(svc: { proc: ChildProcess; dataDir: string; configDir: string }): Promise<void> {
+export async function stop(svc: { proc: ChildProcess; dataDir: string; configDir: string }): Promise<void> {
   if (svc.proc.exitCode === null && svc.proc.signalCode === null) {
     await new Promise<void>((resolve) => {
       svc.proc.once('exit', () => resolve());
@@ -32,7 +32,7 @@ async function stop(svc: { proc: ChildProcess; dataDir: string; configDir: strin
  * Its own config file replaces the harness's, so it repeats the budget that does not bind:
  * otherwise the query figures past the 1000th request measure the 429 path.
  */
-async function serviceWithToken(config: Record<string, unknown> = {}) {
+export async function serviceWithToken(config: Record<string, unknown> = {}) {
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-bench-cfg-'));
   const file = path.join(configDir, 'config.json');
   fs.writeFileSync(file, JSON.stringify({ plans: { enterprise: { requestsPerMinute: 1_000_000_000 } }, ...config }));
@@ -45,7 +45,7 @@ async function serviceWithToken(config: Record<string, unknown> = {}) {
   return { ...svc, db, token, configDir };
 }
 
-function llmBatch(n: number): string {
+export function llmBatch(n: number): string {
   const events = [];
   for (let i = 0; i < n; i++) {
     events.push({
@@ -67,22 +67,25 @@ function llmBatch(n: number): string {
 }
 
 /**
- * Seeds `count` llm-call events over the last 24 hours straight into the store with one
- * INSERT ... SELECT (5 spans per trace, 4 models, some errors), as a pipeline would have.
+ * Seeds `count` llm-call events straight into the store with one INSERT ... SELECT (5 spans
+ * per trace, 4 models, some errors), as a pipeline would have: by default over the 24 hours
+ * before now. `at` places them elsewhere (an older stretch, ids and traces of their own).
  */
-export async function seed(db: ReturnType<typeof knexFactory>, tenant: string, count: number): Promise<{ traceId: string }> {
-  const start = Date.now() / 1000 - 86_400;
-  const step = 86_400 / count;
+export async function seed(db: ReturnType<typeof knexFactory>, tenant: string, count: number, at: { endSec?: number; spanSec?: number; prefix?: string; traceBase?: number } = {}): Promise<{ traceId: string }> {
+  const span = at.spanSec ?? 86_400;
+  const start = (at.endSec ?? Date.now() / 1000) - span;
+  const step = span / count;
+  const base = at.traceBase ?? 0;
   await db.raw(
     `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ?)
      INSERT INTO telemetry_events (tenant_id, id, type, trace_id, span_id, parent_span_id, ts, duration_ms, status, name, model, provider, kernel, result, value, input_tokens, output_tokens, cost_usd, data)
-     SELECT ?, 'seed-' || i, 'llm-call', printf('%032x', i / 5 + 1), printf('%016x', i + 1),
+     SELECT ?, ? || i, 'llm-call', printf('%032x', ? + i / 5 + 1), printf('%016x', i + 1),
        CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%016x', i - (i % 5) + 1) END,
        strftime('%Y-%m-%dT%H:%M:%fZ', ? + i * ?, 'unixepoch'), 50 + (i * 7919) % 2000,
        CASE WHEN i % 50 = 0 THEN 'error' ELSE 'ok' END, 'chat', 'model-' || (i % 4), 'openai', NULL, NULL, NULL,
        100 + i % 900, 10 + i % 300, 0.001, '{"provider":"openai","request_model":"model-' || (i % 4) || '","operation":"chat"}'
      FROM c`,
-    [count - 1, tenant, start, step],
+    [count - 1, tenant, at.prefix ?? 'seed-', base, start, step],
   );
   // Ingest merges the trace index's hot entries into the cold table every
   // telemetry.traceMergeAt rows; rows seeded past it are merged here, as it would have.
@@ -91,7 +94,7 @@ export async function seed(db: ReturnType<typeof knexFactory>, tenant: string, c
   await db.raw('ANALYZE');
   // Moves the seeded pages out of the WAL into the database file, as time would.
   await db.raw('PRAGMA wal_checkpoint(TRUNCATE)');
-  return { traceId: (Math.floor(count / 2 / 5) + 1).toString(16).padStart(32, '0') };
+  return { traceId: (base + Math.floor(count / 2 / 5) + 1).toString(16).padStart(32, '0') };
 }
 
 /** Microseconds of one call of the HTTP metrics observer (median of 5 runs of 100k calls). */
