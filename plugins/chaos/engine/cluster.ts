@@ -55,10 +55,7 @@ export class ChaosCluster {
     bus.handle('chaos.crash', (r) => answer(async () => ({ ended: await crashTick(this.mesh, r.node_id, Number(r.args.max)) })));
     bus.handle('chaos.abort', (r) => answer(() => experiments.abort(r.node_id, r.args.caller as Caller)));
     bus.handle('chaos.halt', (r) => answer(() => experiments.haltHere(r.args.caller as Caller)));
-    bus.handle('chaos.probe', (r) => answer(async () => {
-      const domains = (r.args.domains as string[]).filter((d) => this.mesh.kernelIds().includes(d));
-      return { samples: Object.fromEntries(await probeRound(this.mesh, domains, r.args.cfg as ProbeConfig)) };
-    }));
+    bus.handle('chaos.probe', (r) => answer(async () => ({ samples: Object.fromEntries(await probeRound(this.mesh, this.probed(r.args.domains as string[]), r.args.cfg as ProbeConfig)) })));
   }
 
   /** The host that runs the node, when it is not this one (409 NODE_HOST_LOST for a lost host's node). */
@@ -109,13 +106,24 @@ export class ChaosCluster {
   }
 
   /**
+   * The domains this host probes. On a single host, every target it runs. In a cluster, only
+   * those it has an active node of: a host without one forwards the kernel's tasks to another
+   * (docs/scale-out.md), so its own failures would not be the callers'. When no host has an
+   * active node, no host probes and the round has no samples, which does not hold.
+   */
+  private probed(domains: string[]): string[] {
+    const here = domains.filter((d) => this.mesh.kernelIds().includes(d));
+    if (!this.mesh.bus) return here;
+    return here.filter((d) => this.mesh.kernelOf(d).nodes.some((n) => n.state === 'active'));
+  }
+
+  /**
    * A probe round on every host that runs a target kernel: each probes its own nodes, so a
-   * domain's samples are `count` per host. A host that does not answer adds no samples (its
-   * nodes are judged by the others' probes and by its lease).
+   * domain's samples are `count` per host that has an active node of it. A host that does
+   * not answer adds no samples (its nodes are judged by the others' probes and by its lease).
    */
   async probe(domains: string[], cfg: ProbeConfig, signal?: AbortSignal): Promise<Map<string, Sample[]>> {
-    const local = domains.filter((d) => this.mesh.kernelIds().includes(d));
-    const rounds = [probeRound(this.mesh, local, cfg, signal)];
+    const rounds = [probeRound(this.mesh, this.probed(domains), cfg, signal)];
     const roundMs = cfg.timeoutMs * Math.ceil(cfg.count / Math.max(1, cfg.concurrency));
     if (this.mesh.bus) {
       const peers = new Set(this.mesh.remoteNodes().filter((n) => n.state !== 'lost' && n.host && domains.includes(n.kernel_id)).map((n) => n.host!));
