@@ -60,6 +60,10 @@ describe('mesh plugin (/mesh health and stats) and node management', () => {
     expect((await t.request('POST', '/mesh/nodes', { token: viewer, body: { kernel_id: 'analytics' } })).status).to.equal(403);
     expect((await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'nope' } })).status).to.equal(404);
     expect((await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 0 } })).status).to.equal(422);
+    // A single host has no other host to put a node on.
+    const elsewhere = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', host: 'b' } });
+    expect(elsewhere.status).to.equal(404);
+    expect(elsewhere.body.detail).to.match(/Unknown host "b"/);
     const added = await t.request('POST', '/mesh/nodes', { token: operator, body: { kernel_id: 'analytics', threads: 1 } });
     expect(added.status).to.equal(201);
     const id = added.body.id as string;
