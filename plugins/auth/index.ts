@@ -124,7 +124,7 @@ export default definePlugin({
       response: user.extend({ token_expires_at: z.string().nullable() }),
       errors: [404],
       handler: async ({ caller, services }) => {
-        const row = await services.db<UserRow>('users').where({ id: caller!.id }).first();
+        const row = await services.db<UserRow>('users').where({ id: caller!.id }).first('id', 'email', 'name', 'role', 'tenant_id', 'created_at');
         if (!row) throw new NotFound('No user for these credentials');
         return { ...publicUser(row), token_expires_at: caller!.exp ? new Date(caller!.exp * 1000).toISOString() : null };
       },

@@ -48,7 +48,7 @@ export interface UserRow extends AccountUser {
 }
 
 /** The user a row describes, as login and /auth/me show it (never the hash). */
-export function publicUser(u: AccountUser) {
+export function publicUser(u: Pick<AccountUser, 'id' | 'email' | 'name' | 'role' | 'tenant_id' | 'created_at'>) {
   return { id: u.id, email: u.email, name: u.name, role: u.role, tenant_id: u.tenant_id, created_at: u.created_at };
 }
 
