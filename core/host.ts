@@ -281,7 +281,6 @@ export class Host {
     if (this.services.mesh.hostId) health.register('cluster', async () => clusterHealth(this.services.mesh));
   }
 
-  /** Adds a function to run at stop (core areas close their resources with it). */
   /** With cluster.hostId and REDIS_URL, this host registers its nodes and sees the others' (docs/scale-out.md). */
   private async joinCluster(redis: Redis | null, mesh: Mesh, db: Db, events: EventBus, limits: RateLimiter): Promise<void> {
     const { cluster } = this.config;
@@ -309,6 +308,7 @@ export class Host {
     this.onStop(() => registry.stop());
   }
 
+  /** Adds a function to run at stop (core areas close their resources with it). */
   onStop(fn: () => Promise<void> | void): void {
     this.closers.unshift(fn);
   }

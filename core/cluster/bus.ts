@@ -23,17 +23,20 @@ export interface ControlAnswer {
 /** Runs one kind of request on the host that owns its subject (plugins register theirs). */
 export type ControlHandler = (req: ControlRequest) => Promise<ControlAnswer>;
 
-/** The owner's body when it succeeded; its refusal (status, detail, code and the rest) as an HttpError otherwise. */
-export function bodyOrThrow<T>(a: ControlAnswer, owner: string): T {
+/**
+ * Another host's body when it succeeded; its refusal (status, detail, code and the rest, with
+ * `headers`) as an HttpError otherwise.
+ */
+export function bodyOrThrow<T>(a: ControlAnswer, owner: string, headers: Record<string, string> = {}): T {
   if (a.status < 300) return a.body as T;
   const { detail, code, ...extra } = (a.body ?? {}) as { detail?: unknown; code?: string } & Record<string, unknown>;
-  throw new HttpError(a.status, detail ?? `host ${owner} answered ${a.status}`, {}, code, extra);
+  throw new HttpError(a.status, detail ?? `host ${owner} answered ${a.status}`, headers, code, extra);
 }
 
-/** Runs `fn` as an owner's answer: its result as 200, a refusal (HttpError) as its status and body. */
-export async function answerOf(fn: () => Promise<unknown>): Promise<ControlAnswer> {
+/** Runs `fn` as an owner's answer: its result with `status`, a refusal (HttpError) as its status and body. */
+export async function answerOf(fn: () => unknown, status = 200): Promise<ControlAnswer> {
   try {
-    return { status: 200, body: await fn() };
+    return { status, body: await fn() };
   } catch (err) {
     if (err instanceof HttpError) return { status: err.status, body: err.body() };
     throw err;

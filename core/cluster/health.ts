@@ -12,8 +12,9 @@ const RANK: Record<Health, number> = { healthy: 0, unknown: 1, degraded: 2, unhe
 export function clusterHealth(mesh: Mesh): ComponentHealth {
   const hosts = mesh.hosts();
   const lost = hosts.filter((h) => !h.live).map((h) => h.host_id);
+  const nodes = mesh.nodes();
   const kernels: Record<string, Health> = {};
-  for (const n of mesh.nodes()) {
+  for (const n of nodes) {
     if (n.state === 'lost' || n.state === 'drained') continue;
     const was = kernels[n.kernel_id];
     if (!was || RANK[n.health] > RANK[was]) kernels[n.kernel_id] = n.health;
@@ -25,7 +26,7 @@ export function clusterHealth(mesh: Mesh): ComponentHealth {
       hosts: hosts.length,
       live_hosts: hosts.length - lost.length,
       lost_hosts: lost,
-      nodes: mesh.nodes().length,
+      nodes: nodes.length,
       kernels,
       reason: lost.length ? `host${lost.length > 1 ? 's' : ''} ${lost.join(', ')} stopped heartbeating` : 'every host heartbeats',
     },

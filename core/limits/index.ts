@@ -106,14 +106,14 @@ export class RateLimiter {
     return { take: await this.buckets.take(`a:${address}:${limit}`, limit), policy: 'address' };
   }
 
+  /** Requests that take no budget here (a task a peer host forwarded, counted where it arrived). */
+  exempt: (req: Request) => boolean = () => false;
+
   /**
    * The pipeline hook: runs after authentication, before validation. A tenant already over
    * budget in this window is refused at once, without a promise: that is most of what a
    * flood of refused requests costs.
    */
-  /** Requests that take no budget here (a task a peer host forwarded, counted where it arrived). */
-  exempt: (req: Request) => boolean = () => false;
-
   readonly hook: BeforeHook = (req: Request, res: Response, route: RouteDef, caller: Caller | null) => {
     if (caller && req.headers['x-pc-forwarded'] !== undefined && this.exempt(req)) return;
     if (caller) {

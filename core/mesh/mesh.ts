@@ -471,10 +471,7 @@ export class Mesh {
     });
     scratch.startPool();
     try {
-      const r = await scratch.run('__self_test', null, undefined, timeoutMs);
-      return r.ok ? { ok: true, detail: String((r.output as { detail: unknown }).detail) } : { ok: false, detail: r.error.message };
-    } catch (err) {
-      return { ok: false, detail: `no answer: ${(err as Error).message}` };
+      return await scratch.selfTest(timeoutMs);
     } finally {
       await scratch.destroyPool();
     }

@@ -214,6 +214,16 @@ export class MeshNode {
     }
   }
 
+  /** The kernel's self-test (`__self_test`) on one of the node's threads: whether it works with its settings. */
+  async selfTest(timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+    try {
+      const r = await this.run('__self_test', null, undefined, timeoutMs);
+      return r.ok ? { ok: true, detail: String((r.output as { detail: unknown }).detail) } : { ok: false, detail: r.error.message };
+    } catch (err) {
+      return { ok: false, detail: `no answer: ${(err as Error).message}` };
+    }
+  }
+
   /** Writes the background stress share (0 clears it) into the buffer every worker reads. */
   setStress(share: number, periodMs: number): void {
     const cells = new Int32Array(this.controlBuffer);

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { bodyOrThrow } from '../../core/cluster/bus';
 import type { PeerHost, Relayed, TaskForwarder } from '../../core/cluster/forward';
 import { HttpError } from '../../core/errors';
 
@@ -20,12 +21,9 @@ interface TaskAnswer {
   duration_ms: number;
 }
 
-/** The peer's answer as ours: its output, or its error with the same status, code and detail. */
+/** The peer's answer as ours: its output, or its error with the same status, code, detail and Retry-After. */
 export function relay(r: Relayed, res: Response): TaskAnswer {
   res.setHeader('X-Served-By', r.host_id);
-  // A 200 of a peer is the same route's answer (the response check still applies to it).
-  if (r.status === 200) return r.body as TaskAnswer;
-  const b = (r.body ?? {}) as { detail?: unknown; code?: string } & Record<string, unknown>;
-  const { detail, code, ...extra } = b;
-  throw new HttpError(r.status, detail ?? `host ${r.host_id} answered ${r.status}`, r.retryAfter ? { 'Retry-After': r.retryAfter } : {}, code, extra);
+  // A 2xx of a peer is the same route's answer (the response check still applies to it).
+  return bodyOrThrow<TaskAnswer>(r, r.host_id, r.retryAfter ? { 'Retry-After': r.retryAfter } : {});
 }

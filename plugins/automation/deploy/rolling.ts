@@ -142,17 +142,9 @@ export class Rolling {
       }
     }
     // The kernel's own self-test with the node's settings (e.g. the LLM endpoint answers).
-    let selfTest = 'not run: the probes failed';
-    let selfTestFailed: string | null = null;
-    if (failures === 0) {
-      try {
-        const r = await node.run('__self_test', null, undefined, Math.max(1000, until - Date.now()));
-        if (r.ok) selfTest = String((r.output as { detail: unknown }).detail);
-        else selfTestFailed = r.error.message;
-      } catch (err) {
-        selfTestFailed = (err as Error).message;
-      }
-    }
+    const test = failures === 0 ? await node.selfTest(Math.max(1000, until - Date.now())) : null;
+    const selfTest = test ? test.detail : 'not run: the probes failed';
+    const selfTestFailed = test && !test.ok ? test.detail : null;
     const health = this.mesh.node(nodeId).health;
     const ok = failures === 0 && selfTestFailed === null && health !== 'unhealthy';
     const why = failures ? `${failures} of ${this.cfg.gateProbes} probes failed (${reason})` : selfTestFailed !== null ? `the kernel's self-test failed: ${selfTestFailed}` : `node health is ${health}`;

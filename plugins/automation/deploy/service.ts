@@ -57,9 +57,14 @@ function redacted(settings: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, SECRET_KEY.test(k) ? '(hidden)' : v]));
 }
 
+/** The kernel settings a deployment rolls out; null when it leaves them as they are. */
+function settingsOf(r: DeployRow, sealer: Sealer): Record<string, unknown> | null {
+  return r.settings_sealed ? (JSON.parse(sealer.unseal(r.settings_sealed)) as Record<string, unknown>) : null;
+}
+
 export function deployView(r: DeployRow, sealer: Sealer) {
   const target = JSON.parse(r.target) as { nodes: number; threads_per_node: number };
-  const settings = r.settings_sealed ? (JSON.parse(sealer.unseal(r.settings_sealed)) as Record<string, unknown>) : null;
+  const settings = settingsOf(r, sealer);
   return {
     id: r.id,
     tenant_id: r.tenant_id,
@@ -149,6 +154,17 @@ export class Deployments {
     };
   }
 
+  /** Takes the deployment's lease, then moves it; the lease is given back when the move is refused. */
+  private async moveHolding(row: DeployRow, from: DeployState[], patch: Partial<DeployRow> & { state: DeployState }): Promise<{ fresh: DeployRow; release: () => Promise<void> }> {
+    const release = await this.hold(row.id);
+    try {
+      return { fresh: await this.move(row, from, patch), release };
+    } catch (err) {
+      await release();
+      throw err;
+    }
+  }
+
   async get(tenantId: string, id: string): Promise<DeployRow> {
     const row = await this.db<DeployRow>('automation_deployments').where({ id, tenant_id: tenantId }).first();
     if (!row) throw new NotFound('Deployment not found');
@@ -204,7 +220,7 @@ export class Deployments {
     let described = 0;
     for (const t of this.mesh.catalogue(row.kernel_id)) if (t.input_schema && t.output_schema) described++;
     checks.push({ name: 'task_schemas', ok: described === kernel.tasks.length, evidence: `${described} of ${kernel.tasks.length} tasks have input and output schemas` });
-    const settings = this.settingsOf(row);
+    const settings = settingsOf(row, this.sealer);
     if (settings) {
       const t = await this.mesh.selfTest(row.kernel_id, settings);
       checks.push({ name: 'self_test', ok: t.ok, evidence: `the kernel's self-test on a scratch worker with the new settings: ${t.detail}` });
@@ -227,14 +243,7 @@ export class Deployments {
     const before = this.rolling.shape(row.kernel_id);
     const kernelSettings = this.mesh.kernelOf(row.kernel_id).settings;
     const sealedBefore = this.sealer.seal(JSON.stringify({ nodes: before.map((b) => ({ threads: b.threads, settings: b.settings })), kernel: kernelSettings }));
-    const release = await this.hold(row.id);
-    let fresh: DeployRow;
-    try {
-      fresh = await this.move(row, ['validated'], { state: 'queued', before: JSON.stringify(before.map((b) => ({ id: b.id, threads: b.threads }))), before_sealed: sealedBefore, steps: '[]', reason: null });
-    } catch (err) {
-      await release();
-      throw err;
-    }
+    const { fresh, release } = await this.moveHolding(row, ['validated'], { state: 'queued', before: JSON.stringify(before.map((b) => ({ id: b.id, threads: b.threads }))), before_sealed: sealedBefore, steps: '[]', reason: null });
     await this.record(caller.id, 'execute_deployment', fresh, 'succeeded', {});
     this.track(this.run(fresh, caller.id).finally(release));
     return fresh;
@@ -242,14 +251,7 @@ export class Deployments {
 
   async rollback(caller: Caller, row: DeployRow): Promise<DeployRow> {
     this.guard(row, 'rollback');
-    const release = await this.hold(row.id);
-    let fresh: DeployRow;
-    try {
-      fresh = await this.move(row, ['succeeded', 'failed'], { state: 'rolling_back', reason: `rollback asked by ${caller.id}` });
-    } catch (err) {
-      await release();
-      throw err;
-    }
+    const { fresh, release } = await this.moveHolding(row, ['succeeded', 'failed'], { state: 'rolling_back', reason: `rollback asked by ${caller.id}` });
     await this.record(caller.id, 'rollback_deployment', fresh, 'succeeded', {});
     this.track(this.undo(fresh, { source: 'manual', actor: caller.id }, 'rolled back on request').finally(release));
     return fresh;
@@ -274,7 +276,7 @@ export class Deployments {
     const actor = { source: 'automated' as const, actor: 'automation.deployment', cause: `deployment ${row.id} by ${actorId}` };
     try {
       const kernel = this.mesh.kernelOf(row.kernel_id);
-      const settings = this.settingsOf(running) ?? kernel.settings;
+      const settings = settingsOf(running, this.sealer) ?? kernel.settings;
       await this.rolling.converge(row.kernel_id, Array.from({ length: target.nodes }, () => ({ threads: target.threads_per_node, settings })), actor, (s) => this.appendStep(row.id, { ...s, phase: 'rollout' }));
       // Nodes added later (by hand, by a scaler) start with what was rolled out.
       kernel.settings = settings;
@@ -304,10 +306,6 @@ export class Deployments {
       const done = await this.move(row, ['rolling_back'], { state: 'failed', reason: `${reason}; the rollback failed too: ${(err as Error).message}` });
       await this.record(actor.actor, 'deployment_rolled_back', done, 'failed', { error: (err as Error).message }, 'automated');
     }
-  }
-
-  private settingsOf(row: DeployRow): Record<string, unknown> | null {
-    return row.settings_sealed ? (JSON.parse(this.sealer.unseal(row.settings_sealed)) as Record<string, unknown>) : null;
   }
 
   async stop(): Promise<void> {

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { eventually } from '../../helpers/eventually';
 import { startHost, type TestHost } from '../../helpers/host';
+import { settleDeployment } from './helpers';
 
 // A deployment that changes a kernel's settings: the llm kernel's endpoint, served here by a
 // real HTTP server speaking the two calls the kernel makes (GET /models, POST /chat/completions).
@@ -40,11 +40,7 @@ describe('automation: deployments that change kernel settings', function () {
   });
 
   const llmNodes = () => h.host.services.mesh.kernelOf('llm').nodes.filter((n) => n.state !== 'drained');
-  const settle = (id: string, states: string[]) =>
-    eventually(async () => {
-      const r = await h.request('GET', `/automation/deployments/${id}`, { token: operator });
-      return states.includes(r.body.state) ? r.body : null;
-    }, 30_000);
+  const settle = (id: string, states: string[]) => settleDeployment(h, operator, id, states);
   const deploy = async (settings: Record<string, unknown>) => {
     const c = await h.request('POST', '/automation/deployments', { body: { kernel_id: 'llm', settings }, token: operator });
     expect(c.status, c.text).to.equal(201);

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { BusEvent } from '../../../core/events';
 import { eventually } from '../../helpers/eventually';
 import { startHost, type TestHost } from '../../helpers/host';
+import { settleDeployment } from './helpers';
 
 describe('automation: deployments on the mesh', function () {
   this.timeout(60_000);
@@ -20,11 +21,7 @@ describe('automation: deployments on the mesh', function () {
   after(() => h?.stop());
 
   const nodes = () => h.host.services.mesh.kernel('analytics').nodes.filter((n) => n.state !== 'drained');
-  const settle = (id: string, states: string[]) =>
-    eventually(async () => {
-      const r = await h.request('GET', `/automation/deployments/${id}`, { token: viewer });
-      return states.includes(r.body.state) ? r.body : null;
-    }, 30_000);
+  const settle = (id: string, states: string[]) => settleDeployment(h, viewer, id, states);
 
   it('creates, validates and rolls out node by node behind the health gate', async () => {
     expect((await h.request('POST', '/automation/deployments', { body: { kernel_id: 'analytics', nodes: 2 }, token: viewer })).status).to.equal(403);
