@@ -3,7 +3,7 @@ import { codeOf, Forbidden, HttpError, Unauthorized, Unprocessable, type Validat
 import type { RouteDef } from '../plugin';
 import { roleAtLeast, type Caller } from '../roles';
 import type { Services } from '../services';
-import { parsePart } from './validation';
+import { nulIssues, parsePart } from './validation';
 
 /** Runs after authentication and before validation (rate limits live here). */
 export type BeforeHook = (req: Request, res: Response, route: RouteDef, caller: Caller | null) => Promise<void> | void;
@@ -69,6 +69,8 @@ export function routeHandler(route: RouteDef, services: Services, pipeline: Pipe
         if (pending) await pending;
       }
       const issues: ValidationIssue[] = [];
+      nulIssues(req as Request & { rawBody?: string }, issues);
+      if (issues.length) throw new Unprocessable(issues);
       const params = parsePart(route.params, req.params, 'path', issues);
       // Express parses the query string at every read of req.query; a route that declares
       // no query has nothing to validate, so it is parsed only if the handler reads it.
@@ -131,9 +133,19 @@ function isUniqueViolation(err: unknown): boolean {
   return Boolean(e && ((e.code === 'SQLITE_CONSTRAINT' && /UNIQUE constraint failed|PRIMARY KEY/.test(e.message ?? '')) || e.code === '23505'));
 }
 
+/**
+ * A PostgreSQL data exception (SQLSTATE class 22): a value the request carried that the
+ * column cannot hold, such as an integer past its type's range or a date past year 294276.
+ * SQLite stores such values as they come, so only PostgreSQL refuses them.
+ */
+function isDataException(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5 && code.startsWith('22');
+}
+
 /** Turns any error into a `{detail}` response; never a stack trace. */
 export function errorHandler(services: Services) {
-  return (err: unknown, _req: Request, res: Response) => {
+  return (err: unknown, req: Request, res: Response) => {
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
     let status = 500;
     let detail: unknown = 'Internal Server Error';
@@ -151,6 +163,15 @@ export function errorHandler(services: Services) {
       detail = 'A concurrent change to the same resource won; read it again and retry';
       body = { detail, code: 'CONCURRENT_WRITE' };
       services.log.warn({ err, reqId: res.getHeader('X-Request-Id') }, 'unique constraint violated by a concurrent write');
+    } else if (isDataException(err)) {
+      // The statement failed, so nothing it would have written was; logged, since the
+      // route's schema should have bounded the value.
+      // In the 422 shape; the database does not say which field, only where it came from.
+      // knex puts the SQL before the database's own words: only the latter are shown.
+      status = 422;
+      detail = [{ loc: [req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'body'], msg: `cannot be stored: ${(e.message ?? 'out of range').split(' - ').pop()}`, type: 'value_error.not_storable' }];
+      body = { detail, code: 'VALUE_NOT_STORABLE' };
+      services.log.warn({ err, reqId: res.getHeader('X-Request-Id') }, 'a value the database cannot store reached it');
     } else if (e?.type === 'entity.parse.failed') {
       status = 400;
       detail = 'Malformed JSON in request body';

@@ -237,3 +237,30 @@ export function parsePart(
   issues.push(...toIssues(where, result.error, value, schema));
   return undefined;
 }
+
+/**
+ * A string anywhere in the request (path, query, body, or an object key) holding U+0000.
+ * PostgreSQL stores neither it in text nor `\u0000` in jsonb, so such a value would fail at
+ * the database after the handler had begun; it is refused up front, on every store alike.
+ * Only requests that can hold one are walked: `%00` in the URL, `\u0000` in a JSON body.
+ */
+export function nulIssues(req: { originalUrl: string; params: unknown; query: unknown; body: unknown; rawBody?: string }, issues: ValidationIssue[]): void {
+  if (req.originalUrl.includes('%00')) {
+    findNul(req.params, ['path'], issues);
+    findNul(req.query, ['query'], issues);
+  }
+  if (req.rawBody === undefined ? req.body !== undefined : req.rawBody.includes('\\u0000')) findNul(req.body, ['body'], issues);
+}
+
+function findNul(value: unknown, at: Array<string | number>, issues: ValidationIssue[]): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) issues.push({ loc: at, msg: 'must not contain the NUL character (U+0000)', type: 'value_error.nul' });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => findNul(v, [...at, i], issues));
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) issues.push({ loc: [...at, k], msg: 'a key must not contain the NUL character (U+0000)', type: 'value_error.nul' });
+      findNul(v, [...at, k], issues);
+    }
+  }
+}

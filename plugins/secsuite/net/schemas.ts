@@ -45,7 +45,7 @@ export const simulateResponse = z.object({
 });
 
 const bare = policy.omit({ created_at: true, updated_at: true });
-export const applyBody = z.object({ rollback_to: z.number().int().min(1).optional() });
+export const applyBody = z.object({ rollback_to: z.number().int().min(1).max(2_147_483_647).optional() });
 export const applyResponse = z.object({
   version: z.number().int(),
   previous_version: z.number().int().nullable(),
