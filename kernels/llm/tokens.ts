@@ -4,6 +4,7 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import o200k from 'js-tiktoken/ranks/o200k_base';
+import { countBpe } from './bpe';
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
 
@@ -58,5 +59,5 @@ export function countTokens(text: string, model?: string): { tokens: number; met
   const enc = encodingOf(model);
   if (!enc) return { tokens: estimateTokens(text), method: 'estimate:pretokenizer', exact: false };
   // Special-token text is counted as ordinary text (the API does the same for user content).
-  return { tokens: encoder(enc).encode(text, [], []).length, method: `bpe:${enc}`, exact: true };
+  return { tokens: countBpe(encoder(enc), text), method: `bpe:${enc}`, exact: true };
 }

@@ -36,6 +36,12 @@ describe('llm kernel', () => {
     expect((await run('estimate_cost', { model: 'gpt-4o', input_tokens: 1 })).status).to.equal(422);
   });
 
+  it('counts a million repeats of one letter in one request (js-tiktoken alone held the worker for minutes)', async () => {
+    const c = await run('count_tokens', { text: 'y'.repeat(1_000_000), model: 'gpt-4o' });
+    expect(c.status).to.equal(200);
+    expect(c.body.output).to.include({ tokens: 250_000, characters: 1_000_000, method: 'bpe:o200k_base', exact: true });
+  });
+
   it('embeds by feature hashing and ranks by cosine similarity', async () => {
     const e = await run('embed', { texts: ['the cat sat', 'the cat sat'], dimensions: 64 });
     expect(e.body.output.vectors[0]).to.have.length(64);
