@@ -26,7 +26,9 @@ describe('verified-token cache', () => {
 
   it('refuses a remembered token once it has expired', async () => {
     const { userId, tenantId } = await t.userToken('viewer');
-    const { token, exp } = t.host.services.auth.sign({ id: userId, tenantId, role: 'viewer' }, 1);
+    // exp is in whole seconds: a 1 s token signed late in a second can expire before its first
+    // use on a busy machine; 3 s leaves it at least 2.
+    const { token, exp } = t.host.services.auth.sign({ id: userId, tenantId, role: 'viewer' }, 3);
     expect((await me(token)).status).to.equal(200);
     await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 50));
     const late = await me(token);
