@@ -65,3 +65,27 @@ eachDatabase('database reads', (db) => {
     }
   });
 });
+
+describe('database reads [postgres]: named statements', () => {
+  let t: TestHost;
+  before(async () => {
+    // One connection, so that the session asked about its statements is the one that ran them.
+    t = await startHost({ db: 'postgres', config: { database: { poolSize: 1 } } });
+  });
+  after(async () => t.stop());
+
+  it('runs a select as a named statement, prepared once on the connection, and names at most 200 texts', async () => {
+    const knex = t.host.services.db;
+    const prepared = async () => (await knex.raw("select name, statement from pg_prepared_statements where name like 'pc_read_%'")).rows as Array<{ name: string; statement: string }>;
+    const before = (await prepared()).length;
+    for (let i = 0; i < 3; i++) await knex('users').where({ email: 'named-statement@example.com' }).first('id as named_probe');
+    const after = await prepared();
+    const mine = after.filter((r) => r.statement.includes('named_probe'));
+    expect(mine).to.have.length(1);
+    expect(after.length).to.equal(before + 1);
+    // Past 200 texts, selects run unnamed: the connection holds no more.
+    for (let i = 0; i < 220; i++) await knex('users').where({ email: `n-${i}@example.com` }).select(knex.raw(`${i} as n`));
+    expect((await prepared()).length).to.equal(200);
+    expect((await knex('users').where({ email: 'n-219@example.com' }).select(knex.raw('219 as n')))).to.deep.equal([]);
+  });
+});
