@@ -6,13 +6,15 @@ import { callSelf } from '../../core/http/loopback';
 // workflow model can still read version 1 (docs/groups/stability.md, "Workflow format").
 export const FORMAT = 'platform-control/workflow' as const;
 
+// The bounds of the workflows API (plugins/workflows/schemas.ts), so that a document it
+// exported imports again and a bad one is refused here, at the document's own field.
 const step = z.strictObject({
   id: z.string().min(1).max(64),
   kernel: z.string().min(1).max(64),
-  task: z.string().min(1).max(64),
+  task: z.string().min(1).max(200),
   input: z.unknown(),
-  timeout_ms: z.number().int().optional(),
-  retries: z.number().int().optional(),
+  timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+  retries: z.number().int().min(0).max(5).optional(),
 });
 export const portableWorkflow = z.strictObject({ name: z.string().min(1).max(200), steps: z.array(step).max(100) });
 export const workflowDocument = z.strictObject({

@@ -188,6 +188,10 @@ describe('interop (OpenAPI, AsyncAPI, CloudEvents, workflow exchange)', () => {
       const bad = await t.request('POST', '/interop/workflows/import', { token: member, body: { ...doc, workflows: [{ name: 'y', steps: [{ id: 'a', kernel: 'nosuch', task: 'x', input: {} }] }] } });
       expect(bad.status).to.equal(422);
       expect(bad.body.detail[0].loc.slice(0, 3)).to.deep.equal(['body', 'workflows', 0]);
+      // A step's bounds are the workflows API's, checked at the document's own field.
+      const slow = await t.request('POST', '/interop/workflows/import', { token: member, body: { ...doc, workflows: [{ name: 'y', steps: [{ id: 'a', kernel: 'trading', task: 'x', input: {}, timeout_ms: 10 ** 12 }] }] } });
+      expect(slow.status).to.equal(422);
+      expect(slow.body.detail[0].loc).to.deep.equal(['body', 'workflows', 0, 'steps', 0, 'timeout_ms']);
       expect((await t.request('POST', '/interop/workflows/export', { token: member, body: {} })).body.workflows.length).to.equal(before);
     });
 
