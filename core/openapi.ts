@@ -172,7 +172,7 @@ const errorSchema = {
 const validationErrorSchema = {
   type: 'object',
   required: ['detail', 'code'],
-  properties: { detail: { type: 'array', items: issue }, code: { type: 'string', description: 'VALIDATION_ERROR unless the operation names another' } },
+  properties: { detail: { type: 'array', items: issue }, code: { type: 'string', description: 'VALIDATION_ERROR unless the operation names another; VALUE_NOT_STORABLE when the database refused a value the schema let through (PostgreSQL)' } },
 };
 
 /** The OpenAPI 3.1 document of the routes the host serves (and, with the task route, of each kernel task). */

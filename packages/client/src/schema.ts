@@ -7263,7 +7263,7 @@ export interface components {
             volatility: number;
         };
         ValidationError: {
-            /** @description VALIDATION_ERROR unless the operation names another */
+            /** @description VALIDATION_ERROR unless the operation names another; VALUE_NOT_STORABLE when the database refused a value the schema let through (PostgreSQL) */
             code: string;
             detail: {
                 loc: (string | number)[];
