@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Request, Response } from 'express';
 import { loadConfig } from '../../core/config';
+import { HttpError } from '../../core/errors';
 import { createLogger } from '../../core/logger';
 import { RateLimiter } from '../../core/limits';
 import type { RouteDef } from '../../core/plugin';
@@ -26,7 +27,7 @@ async function post(url: string, body: unknown, token?: string) {
 async function timeHook(limiter: RateLimiter, tenantId: string, n: number, expectRefusal: boolean): Promise<Figures> {
   const headers: Record<string, string> = {};
   const res = { setHeader: (k: string, v: string) => (headers[k] = v) } as unknown as Response;
-  const req = { ip: '127.0.0.1', socket: {} } as unknown as Request;
+  const req = { ip: '127.0.0.1', socket: {}, headers: {} } as unknown as Request;
   const route = { access: 'viewer' } as RouteDef;
   const caller = { kind: 'user' as const, id: 'bench', tenantId, role: 'viewer' as const };
   const times: number[] = [];
@@ -35,7 +36,9 @@ async function timeHook(limiter: RateLimiter, tenantId: string, n: number, expec
     const t0 = process.hrtime.bigint();
     try {
       await limiter.hook(req, res, route, caller);
-    } catch {
+    } catch (err) {
+      // Only a refusal counts as one: any other error is the bench's fault, not a figure.
+      if (!(err instanceof HttpError && err.status === 429)) throw err;
       refused++;
     }
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
