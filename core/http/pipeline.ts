@@ -185,7 +185,10 @@ export function errorHandler(services: Services) {
       status = (e.status ?? e.statusCode)!;
       detail = e.message ?? 'Bad request';
     }
-    if (status >= 500) services.log.error({ err, reqId: res.getHeader('X-Request-Id') }, 'request failed');
+    // A client that closed its connection cancels its task (503): nobody reads that answer,
+    // and it is the client's choice, not a fault of the service.
+    if (status >= 500 && res.destroyed) services.log.info({ reqId: res.getHeader('X-Request-Id'), status, detail }, 'client closed the connection before the answer');
+    else if (status >= 500) services.log.error({ err, reqId: res.getHeader('X-Request-Id') }, 'request failed');
     if (res.headersSent) {
       res.end();
       return;
