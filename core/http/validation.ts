@@ -257,6 +257,8 @@ function findNul(value: unknown, at: Array<string | number>, issues: ValidationI
     if (value.includes('\u0000')) issues.push({ loc: at, msg: 'must not contain the NUL character (U+0000)', type: 'value_error.nul' });
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => findNul(v, [...at, i], issues));
+  } else if (ArrayBuffer.isView(value)) {
+    // Bytes (a body a parser kept raw) are not text.
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (k.includes('\u0000')) issues.push({ loc: [...at, k], msg: 'a key must not contain the NUL character (U+0000)', type: 'value_error.nul' });
