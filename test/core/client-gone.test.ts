@@ -1,24 +1,17 @@
 import { expect } from 'chai';
 import http from 'node:http';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../core/logger';
 import { eventually } from '../helpers/eventually';
 import { startHost, type TestHost } from '../helpers/host';
+import { capturedLog } from '../helpers/log';
 import { BUILTIN_KERNELS, FIXTURE_KERNELS, MESH_PLUGINS } from './mesh-helpers';
 
 // A client that closes its connection cancels its task: the answer (503) has no reader and
 // the service did nothing wrong, so the log says so at info, not as a failed request.
 describe('a client that goes away mid-task', () => {
   let t: TestHost;
-  const lines: Array<{ level: number; msg: string; status?: number; detail?: string }> = [];
+  const { lines, logger } = capturedLog('info');
   before(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-        cb();
-      },
-    });
-    t = await startHost({ plugins: MESH_PLUGINS, logger: createLogger('info', sink), config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['probe'], heartbeatMs: 100 } } });
+    t = await startHost({ plugins: MESH_PLUGINS, logger, config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['probe'], heartbeatMs: 100 } } });
   });
   after(() => t.stop());
 

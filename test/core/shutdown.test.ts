@@ -1,36 +1,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../core/logger';
 import { definePlugin } from '../../core/plugin';
 import { core } from '../../core/services';
 import { anyRoute as route } from '../helpers/host';
 import { eventually } from '../helpers/eventually';
 import { startHost } from '../helpers/host';
-
-/** A logger whose JSON lines are kept. */
-function captured() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as { level: number; msg: string });
-      cb();
-    },
-  });
-  return { lines, logger: createLogger('info', sink) };
-}
+import { capturedLog } from '../helpers/log';
 
 describe('stopping with requests in flight', () => {
   it('lets a handler whose client was cut off finish its database work before the database closes', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        cb();
-      },
-    });
+    const { lines, logger } = capturedLog('info');
     let finished: number | null = null;
     const slow = definePlugin({
       id: 'slow',
@@ -53,7 +34,7 @@ describe('stopping with requests in flight', () => {
         }),
       ],
     });
-    const t = await startHost({ plugins: [slow], logger: createLogger('info', sink), config: { server: { shutdownGraceMs: 1000 } } });
+    const t = await startHost({ plugins: [slow], logger, config: { server: { shutdownGraceMs: 1000 } } });
     const pending = fetch(`${t.url}/slow/`).then(
       (r) => r.status,
       () => 'cut off',
@@ -63,14 +44,14 @@ describe('stopping with requests in flight', () => {
     // The client is cut off after the grace, but the handler's query ran on an open database.
     expect(await pending).to.equal('cut off');
     expect(finished).to.be.a('number').and.to.be.greaterThan(0);
-    const failures = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request failed');
+    const failures = lines.filter((l) => l.msg === 'request failed');
     expect(failures).to.deep.equal([]);
   });
 
   it('drains queued database work under load before the database closes: no failures, nothing acknowledged lost', async function () {
     this.timeout(60_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-stop-'));
-    const { lines, logger } = captured();
+    const { lines, logger } = capturedLog('info');
     // A short grace: connections are cut while handlers are still in their transactions,
     // which must still finish on an open database.
     const t = await startHost({ dataDir, logger, config: { server: { shutdownGraceMs: 100 } } });

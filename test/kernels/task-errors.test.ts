@@ -1,22 +1,15 @@
 // A handler's TaskError reaches the caller (message, status); anything else it throws is an
 // internal fault: a generic 502 naming the request id, the worker's stack in the host's log.
-import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../core/logger';
 import { BUILTIN_KERNELS, FIXTURE_KERNELS, MESH_PLUGINS } from '../core/mesh-helpers';
 import { startHost, type TestHost } from '../helpers/host';
+import { capturedLog } from '../helpers/log';
 
 describe('kernel task errors', () => {
   let t: TestHost;
-  const lines: Array<Record<string, any>> = [];
+  const { lines, logger } = capturedLog('warn');
   before(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-        cb();
-      },
-    });
-    t = await startHost({ plugins: MESH_PLUGINS, logger: createLogger('warn', sink), config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['faults'], heartbeatMs: 100 } } });
+    t = await startHost({ plugins: MESH_PLUGINS, logger, config: { mesh: { kernelDirs: [BUILTIN_KERNELS, FIXTURE_KERNELS], only: ['faults'], heartbeatMs: 100 } } });
   });
   after(() => t.stop());
 
