@@ -164,10 +164,9 @@ export function errorHandler(services: Services) {
       body = { detail, code: 'CONCURRENT_WRITE' };
       services.log.warn({ err, reqId: res.getHeader('X-Request-Id') }, 'unique constraint violated by a concurrent write');
     } else if (isDataException(err)) {
-      // The statement failed, so nothing it would have written was; logged, since the
-      // route's schema should have bounded the value.
-      // In the 422 shape; the database does not say which field, only where it came from.
-      // knex puts the SQL before the database's own words: only the latter are shown.
+      // The statement failed, so it wrote nothing; logged, since the route's schema should
+      // have bounded the value. The database names no field, and knex puts the SQL before
+      // the database's own words: only those are shown.
       status = 422;
       detail = [{ loc: [req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'body'], msg: `cannot be stored: ${(e.message ?? 'out of range').split(' - ').pop()}`, type: 'value_error.not_storable' }];
       body = { detail, code: 'VALUE_NOT_STORABLE' };
