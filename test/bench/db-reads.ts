@@ -4,7 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { drive, startService, type Row } from './harness';
+import sqlite3 from 'sqlite3';
+import { loadConfig } from '../../core/config';
+import { openDatabase } from '../../core/db';
+import { ActionLog } from '../../core/actions';
+import type { EventBus } from '../../core/events';
+import { drive, startService, DURATION, CONNECTIONS, type Row } from './harness';
 import type { Scenario } from './scenarios';
 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -42,14 +47,76 @@ async function measure(label: string, database: object): Promise<Row[]> {
     const inc = (await call(lists.incidents, 'GET', undefined, admin)).incidents as unknown[];
     if (h.length !== 20 || inc.length !== 20) throw new Error(`db bench: lists hold ${h.length} and ${inc.length} rows, not 20`);
     const target = (x: string) => `target >= ${x} bare Express`;
-    return [
+    const rows: Row[] = [
       { name: `GET /auth/me (${label})`, figures: await drive({ url: `${svc.url}/auth/me`, headers }), note: target('0.8') },
       { name: `GET /ops/actions/history?limit=20&source=manual (${label})`, figures: await drive({ url: lists.history, headers }), note: target('0.7') },
       { name: `GET /ops/incidents/active?severity=high&limit=20 (${label})`, figures: await drive({ url: lists.incidents, headers }), note: target('0.7') },
     ];
+    rows.push(...(await dataLayerAlone(label, svc.dataDir, file)));
+    return rows;
   } finally {
     svc.proc.kill('SIGTERM');
   }
+}
+
+/**
+ * The history list through the service's own data layer (core's openDatabase, the same
+ * reader routing and kept statements, ActionLog.list) in this process, with as many calls in
+ * flight as autocannon keeps requests, and no HTTP: the floor under the route's figure. On
+ * SQLite, also the same SELECT on node-sqlite3 alone (prepared once on each of 4 read-only
+ * connections): the driver's own floor. CPU is this process's (main thread and thread pool).
+ */
+async function dataLayerAlone(label: string, dataDir: string, configFile: string): Promise<Row[]> {
+  const db = await openDatabase(loadConfig({ CONFIG_FILE: configFile, DATA_DIR: dataDir }));
+  // list() reads only; the bus is for record(), which this never calls.
+  const log = new ActionLog(db, {} as EventBus);
+  const filter = { source: 'manual', limit: 20, scope: { tenant_id: 'platform', platform: true } };
+  const rows: Row[] = [];
+  try {
+    const page = await log.list(filter);
+    if (page.actions.length !== 20) throw new Error(`db bench: the data layer read ${page.actions.length} rows, not 20`);
+    rows.push(await callsPerSecond(`ActionLog.list, 20 rows, no HTTP (${label})`, () => log.list(filter)));
+  } finally {
+    await db.destroy();
+  }
+  if (label !== 'SQLite') return rows;
+  // The text ActionLog.list sends for this filter (DEBUG=knex:query prints it).
+  const sql = 'select * from `actions` where `source` = ? and (`tenant_id` = ? or `tenant_id` is null) order by `created_at` desc, `id` desc limit ?';
+  const conns = Array.from({ length: 4 }, () => new sqlite3.Database(path.join(dataDir, 'platform.sqlite'), sqlite3.OPEN_READONLY));
+  const statements = conns.map((c) => c.prepare(sql));
+  let next = 0;
+  const read = () => new Promise<unknown[]>((resolve, reject) => statements[next++ % 4].all(['manual', 'platform', 21], (err, r) => (err ? reject(err) : resolve(r))));
+  try {
+    if ((await read()).length !== 21) throw new Error('db bench: the driver read a page that is not 21 rows');
+    rows.push(await callsPerSecond('the same SELECT on node-sqlite3 alone (SQLite)', read));
+  } finally {
+    for (const st of statements) await new Promise<void>((resolve) => st.finalize(() => resolve()));
+    for (const c of conns) await new Promise<void>((resolve) => c.close(() => resolve()));
+  }
+  return rows;
+}
+
+/** Calls `call` CONNECTIONS at a time for DURATION seconds: calls/s, latency and CPU a call. */
+async function callsPerSecond(name: string, call: () => Promise<unknown>): Promise<Row> {
+  const times: number[] = [];
+  const cpu = process.cpuUsage();
+  const end = Date.now() + DURATION * 1000;
+  const worker = async () => {
+    while (Date.now() < end) {
+      const t = process.hrtime.bigint();
+      await call();
+      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  const used = process.cpuUsage(cpu);
+  times.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]);
+  return {
+    name,
+    figures: { rps: times.length / DURATION, p50: at(0.5), p99: at(0.99), non2xx: 0, errors: 0 },
+    note: `${((used.user + used.system) / times.length).toFixed(0)} us CPU a call, no HTTP`,
+  };
 }
 
 /** PostgreSQL when it answers, in a schema of its own dropped after. */
