@@ -113,7 +113,10 @@ export class SqliteWriter {
             inserted[g].add(b.ids[i]);
             kept.push(b.json[i]);
           }
-          if (kept.length) part.pieces.push(sqlRows(kept));
+          // Nothing dropped (the usual case): the text made while the batch waited, not built
+          // again here, where the connection waits for it.
+          if (kept.length === b.json.length) part.pieces.push(b.text);
+          else if (kept.length) part.pieces.push(sqlRows(kept));
         }
         part.rows += inserted[g].size;
         added += inserted[g].size;

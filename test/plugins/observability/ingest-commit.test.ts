@@ -55,10 +55,15 @@ describe('ingest group commit', () => {
       const note = "O'Brien's '); DROP TABLE telemetry_events; -- \u00e9\u{1F600}";
       const r = await t.request('POST', INGEST, { body: { events: [llm({ attributes: { note } }), llm({ request_model: "it's-a-model", response_model: "it's-a-model" })] } });
       expect(r.body.accepted).to.equal(2);
-      const rows = await t.host.services.db('telemetry_events').whereIn('id', r.body.ids).orderBy('id');
+      // Ids the client gave, none stored yet: the batch goes in as the text made when it arrived.
+      const given = { id: `${hex(4)}-given`, note: `${note} given` };
+      const g = await t.request('POST', INGEST, { body: { events: [llm({ id: given.id, attributes: { note: given.note } }), llm({ id: `${given.id}-2` })] } });
+      expect(g.body.accepted).to.equal(2);
+      const rows = await t.host.services.db('telemetry_events').whereIn('id', [...r.body.ids, given.id]).orderBy('id');
       const byId = new Map(rows.map((row: { id: string; data: string; model: string }) => [row.id, row]));
       expect(JSON.parse(byId.get(r.body.ids[0])!.data).attributes.note).to.equal(note);
       expect(byId.get(r.body.ids[1])!.model).to.equal("it's-a-model");
+      expect(JSON.parse(byId.get(given.id)!.data).attributes.note).to.equal(given.note);
     });
   });
 
