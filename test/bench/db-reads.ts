@@ -9,7 +9,7 @@ import { loadConfig } from '../../core/config';
 import { openDatabase } from '../../core/db';
 import { ActionLog } from '../../core/actions';
 import type { EventBus } from '../../core/events';
-import { drive, startService, DURATION, CONNECTIONS, type Row } from './harness';
+import { concurrent, drive, startService, DURATION, CONNECTIONS, type Row } from './harness';
 import type { Scenario } from './scenarios';
 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -98,25 +98,10 @@ async function dataLayerAlone(label: string, dataDir: string, configFile: string
 
 /** Calls `call` CONNECTIONS at a time for DURATION seconds: calls/s, latency and CPU a call. */
 async function callsPerSecond(name: string, call: () => Promise<unknown>): Promise<Row> {
-  const times: number[] = [];
   const cpu = process.cpuUsage();
-  const end = Date.now() + DURATION * 1000;
-  const worker = async () => {
-    while (Date.now() < end) {
-      const t = process.hrtime.bigint();
-      await call();
-      times.push(Number(process.hrtime.bigint() - t) / 1e6);
-    }
-  };
-  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  const figures = await concurrent(CONNECTIONS, DURATION, call);
   const used = process.cpuUsage(cpu);
-  times.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]);
-  return {
-    name,
-    figures: { rps: times.length / DURATION, p50: at(0.5), p99: at(0.99), non2xx: 0, errors: 0 },
-    note: `${((used.user + used.system) / times.length).toFixed(0)} us CPU a call, no HTTP`,
-  };
+  return { name, figures, note: `${((used.user + used.system) / (figures.rps * DURATION)).toFixed(0)} us CPU a call, no HTTP` };
 }
 
 /** PostgreSQL when it answers, in a schema of its own dropped after. */

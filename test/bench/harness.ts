@@ -159,3 +159,19 @@ export function printTable(rows: Row[]): void {
   process.stdout.write(`${show(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
   for (const l of lines) process.stdout.write(`${show(l)}\n`);
 }
+
+/** `clients` loops calling `fn` for `seconds`; calls/s and latency percentiles (ms). */
+export async function concurrent(clients: number, seconds: number, fn: () => Promise<unknown>): Promise<Figures> {
+  const samples: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      await fn();
+      samples.push(performance.now() - t0);
+    }
+  }));
+  samples.sort((a, b) => a - b);
+  const at = (p: number) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] ?? 0;
+  return { rps: samples.length / seconds, p50: at(0.5), p99: at(0.99), non2xx: 0, errors: 0 };
+}

@@ -9,7 +9,7 @@ import Piscina from 'piscina';
 import { loadConfig } from '../../core/config';
 import { Host } from '../../core/host';
 import kernelsPlugin from '../../plugins/kernels';
-import { drive, DURATION, ROOT, type Figures, type Row } from './harness';
+import { concurrent, drive, DURATION, ROOT, type Figures, type Row } from './harness';
 import type { Scenario } from './scenarios';
 import { bootstrapAdmin } from '../../plugins/auth/store';
 
@@ -17,22 +17,6 @@ const CLIENTS = 64;
 const THREADS = Number(process.env.BENCH_TASK_THREADS ?? 2);
 const INPUT = { values: [1, 2, 3, 4, 5, 6, 7, 8] };
 const QUEUE = { interarrival_ms: [8, 10, 12, 9, 11], service_ms: [15, 18, 20, 16], servers: 2, tasks: 5000, replications: 4, latency_target_ms: 50, seed: 7 };
-
-/** `clients` loops calling `fn` for `seconds`; tasks/s and latency percentiles (ms). */
-async function concurrent(clients: number, seconds: number, fn: () => Promise<unknown>): Promise<Figures> {
-  const samples: number[] = [];
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      await fn();
-      samples.push(performance.now() - t0);
-    }
-  }));
-  samples.sort((a, b) => a - b);
-  const at = (p: number) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] ?? 0;
-  return { rps: samples.length / seconds, p50: at(0.5), p99: at(0.99), non2xx: 0, errors: 0 };
-}
 
 const best = (xs: Figures[]) => xs.reduce((a, b) => (b.rps > a.rps ? b : a));
 
