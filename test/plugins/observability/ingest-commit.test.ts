@@ -116,5 +116,22 @@ describe('ingest group commit', () => {
       expect([...(await store.insert('llm-call', 'acme', [row('a-1'), row('c-1')], 0, 0, ['a-1']))]).to.deep.equal(['c-1']);
       expect((await store.stats('acme'))[0]).to.include({ accepted: 4, duplicates: 1, batches: 3 });
     });
+
+    it('finds stored ids per tenant: the same id is new for another tenant in the same group', async () => {
+      const store = new EventStore(db, { traceMergeAt: 1000 });
+      const of = (tenant: string, id: string) => ({ ...row(id), tenant_id: tenant });
+      expect([...(await store.insert('llm-call', 'acme', [of('acme', 'm-1')], 0, 0, ['m-1']))]).to.deep.equal(['m-1']);
+      // The first batch takes the connection; the next two wait and form one group.
+      const first = store.insert('llm-call', 'acme', [of('acme', 'm-0')], 0, 0, []);
+      const beta = store.insert('llm-call', 'beta', [of('beta', 'm-1')], 0, 0, ['m-1']);
+      const acme = store.insert('llm-call', 'acme', [of('acme', 'm-1'), of('acme', 'm-2')], 0, 0, ['m-1', 'm-2']);
+      await first;
+      expect([...(await beta)]).to.deep.equal(['m-1']);
+      expect([...(await acme)]).to.deep.equal(['m-2']);
+      const stored = await db('telemetry_events').where('id', 'like', 'm-%').select('tenant_id', 'id').orderBy(['tenant_id', 'id']);
+      expect(stored).to.deep.equal([
+        { tenant_id: 'acme', id: 'm-0' }, { tenant_id: 'acme', id: 'm-1' }, { tenant_id: 'acme', id: 'm-2' }, { tenant_id: 'beta', id: 'm-1' },
+      ]);
+    });
   });
 });
