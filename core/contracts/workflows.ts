@@ -5,6 +5,9 @@ import type { ValidationIssue } from '../errors';
 import { createServiceRef } from '../plugin';
 import type { Caller } from '../roles';
 
+/** The bounds of a step that the workflows API and the exchange format (interop) both keep. */
+export const STEP_LIMITS = { taskMax: 200, timeoutMs: { min: 100, max: 3_600_000 }, retries: { min: 0, max: 5 } } as const;
+
 export interface WorkflowStep {
   id: string;
   kernel: string;

@@ -1,20 +1,21 @@
 import { z } from 'zod';
 import { HttpError, NotFound, Unavailable } from '../../core/errors';
 import { callSelf } from '../../core/http/loopback';
+import { STEP_LIMITS } from '../../core/contracts/workflows';
 
 // The exchange format of workflow definitions, versioned so that a later change of the
 // workflow model can still read version 1 (docs/groups/stability.md, "Workflow format").
 export const FORMAT = 'platform-control/workflow' as const;
 
-// The bounds of the workflows API (plugins/workflows/schemas.ts), so that a document it
-// exported imports again and a bad one is refused here, at the document's own field.
+// The workflows API's step bounds, so that a document it exported imports again and a bad
+// one is refused here, at the document's own field.
 const step = z.strictObject({
   id: z.string().min(1).max(64),
   kernel: z.string().min(1).max(64),
-  task: z.string().min(1).max(200),
+  task: z.string().min(1).max(STEP_LIMITS.taskMax),
   input: z.unknown(),
-  timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
-  retries: z.number().int().min(0).max(5).optional(),
+  timeout_ms: z.number().int().min(STEP_LIMITS.timeoutMs.min).max(STEP_LIMITS.timeoutMs.max).optional(),
+  retries: z.number().int().min(STEP_LIMITS.retries.min).max(STEP_LIMITS.retries.max).optional(),
 });
 export const portableWorkflow = z.strictObject({ name: z.string().min(1).max(200), steps: z.array(step).max(100) });
 export const workflowDocument = z.strictObject({

@@ -3,7 +3,7 @@ import { jobViewFields } from '../../core/jobs';
 import { Unprocessable, type ValidationIssue } from '../../core/errors';
 import { kernelId } from '../../core/mesh/schemas';
 import type { Mesh } from '../../core/mesh/mesh';
-import type { StepType } from '../../core/contracts/workflows';
+import { STEP_LIMITS, type StepType } from '../../core/contracts/workflows';
 import { walk, type Path } from '../../core/step-refs';
 import { EXEC_STATES, STEP_STATES } from './store';
 
@@ -13,10 +13,10 @@ export const stepDef = z.object({
   id: stepId,
   kernel: kernelId,
   // A kernel task name, or what a registered step type names (`<api>.<operationId>` for http).
-  task: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'a task name').max(200),
+  task: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'a task name').max(STEP_LIMITS.taskMax),
   input: z.unknown().default({}),
-  timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
-  retries: z.number().int().min(0).max(5).optional(),
+  timeout_ms: z.number().int().min(STEP_LIMITS.timeoutMs.min).max(STEP_LIMITS.timeoutMs.max).optional(),
+  retries: z.number().int().min(STEP_LIMITS.retries.min).max(STEP_LIMITS.retries.max).optional(),
 });
 
 export const definitionBody = z.object({
